@@ -1,0 +1,62 @@
+package dev.sluice;
+
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Identities known to be over a limit, each until the instant it may pass again. Bounded: when full,
+ * expired entries are swept (at most once per {@value #SWEEP_INTERVAL_MILLIS} ms of the limiter's
+ * clock) and a new denial that still does not fit is simply not cached, which costs a store call
+ * later and never a wrong answer. Thread-safe.
+ */
+final class DenyCache {
+
+  static final long SWEEP_INTERVAL_MILLIS = 100;
+
+  /** Why and until when an identity is denied. */
+  record Denial(long untilMillis, int tier, long used, long resetAtMillis) {}
+
+  private final ConcurrentHashMap<String, Denial> map = new ConcurrentHashMap<>();
+  private final int capacity;
+  private volatile boolean swept;
+  private volatile long lastSweep;
+
+  DenyCache(int capacity) {
+    this.capacity = capacity;
+  }
+
+  /** The denial in force for {@code identity} at {@code now}, or null. */
+  Denial get(String identity, long now) {
+    Denial d = map.get(identity);
+    if (d == null) {
+      return null;
+    }
+    if (d.untilMillis <= now) {
+      map.remove(identity, d);
+      return null;
+    }
+    return d;
+  }
+
+  void put(String identity, Denial denial, long now) {
+    if (map.size() >= capacity) {
+      sweep(now);
+      if (map.size() >= capacity) {
+        return;
+      }
+    }
+    map.merge(identity, denial, (a, b) -> a.untilMillis >= b.untilMillis ? a : b);
+  }
+
+  private void sweep(long now) {
+    if (swept && now - lastSweep < SWEEP_INTERVAL_MILLIS) {
+      return;
+    }
+    swept = true;
+    lastSweep = now;
+    map.values().removeIf(d -> d.untilMillis <= now);
+  }
+
+  int size() {
+    return map.size();
+  }
+}

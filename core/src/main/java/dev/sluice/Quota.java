@@ -1,0 +1,21 @@
+package dev.sluice;
+
+import java.time.Duration;
+
+/**
+ * Where one tier of one policy stood after a decision.
+ *
+ * @param policy the rule or limiter id
+ * @param tier the tier
+ * @param used permits counted in the window (the sliding estimate, rounded up), after any refund
+ * @param remaining permits left before this tier rejects, never negative
+ * @param resetAfter how long until the tier's count is back to zero if nothing else arrives
+ * @param shadow whether the policy only reports (never rejects)
+ */
+public record Quota(String policy, Tier tier, long used, long remaining, Duration resetAfter, boolean shadow) {
+
+  /** The tier's limit. */
+  public long limit() {
+    return tier.limit();
+  }
+}

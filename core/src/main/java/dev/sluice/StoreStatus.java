@@ -1,0 +1,11 @@
+package dev.sluice;
+
+/** Whether the counter store answered a decision. */
+public enum StoreStatus {
+  /** The store answered (or the decision did not need it). */
+  OK,
+  /** The store failed or timed out and the request was let through. */
+  FAILED_OPEN,
+  /** The store failed or timed out and the request was rejected, as its rule asked. */
+  FAILED_CLOSED
+}

@@ -1,0 +1,54 @@
+package dev.sluice.spi;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where counters live. A store knows counters, not algorithms: it adds to the current window of
+ * each counter and reports the count of the window before it.
+ *
+ * <p>One call carries every counter a decision needs, so a networked store can answer it in one
+ * round trip. A store keeps a window at least until the window after next has begun (so the
+ * previous window of any current window is still there) and may forget it afterwards.
+ *
+ * <p>Implementations are thread-safe. A store that cannot answer throws (or completes the future
+ * exceptionally); the limiter turns that into a failed-open or failed-closed decision.
+ */
+public interface CounterStore extends AutoCloseable {
+
+  /**
+   * Adds each update's delta to its window and returns, for update {@code i}, the new count of
+   * that window at {@code [2i]} and the count of the window before it ({@code window - 1}) at
+   * {@code [2i + 1]}. A window the store never saw, or has forgotten, counts 0.
+   */
+  long[] increment(List<CounterUpdate> updates);
+
+  /** Asynchronous {@link #increment}; the default runs it in the calling thread. */
+  default CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+    try {
+      return CompletableFuture.completedFuture(increment(updates));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Subtracts each update's delta from its window (a refund). A window never drops below 0, and a
+   * window the store has forgotten stays forgotten. May return before the change is visible.
+   */
+  void decrement(List<CounterUpdate> updates);
+
+  /** Asynchronous {@link #decrement}; the default runs it in the calling thread. */
+  default CompletableFuture<Void> decrementAsync(List<CounterUpdate> updates) {
+    try {
+      decrement(updates);
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Releases connections and threads; the default does nothing. */
+  @Override
+  default void close() {}
+}

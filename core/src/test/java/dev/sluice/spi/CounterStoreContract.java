@@ -1,0 +1,195 @@
+package dev.sluice.spi;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every {@link CounterStore} must do. A store module extends this class and says how to make
+ * its store; the store must start empty for each test.
+ */
+public abstract class CounterStoreContract {
+
+  protected static final long SECOND = 1_000;
+  /** A window index of today, so stores that derive TTLs from it see realistic values. */
+  protected static final long W = System.currentTimeMillis() / SECOND;
+
+  protected CounterStore store;
+
+  /** A new, empty store. */
+  protected abstract CounterStore createStore() throws Exception;
+
+  /** How many threads the exactness test runs; stores may lower it to keep the test quick. */
+  protected int threads() {
+    return 8;
+  }
+
+  /** Increments per thread in the exactness test. */
+  protected int incrementsPerThread() {
+    return 2_000;
+  }
+
+  @BeforeEach
+  void createTheStore() throws Exception {
+    store = createStore();
+  }
+
+  @AfterEach
+  void closeTheStore() {
+    store.close();
+  }
+
+  protected static CounterUpdate up(String identity, long window, long delta) {
+    return new CounterUpdate("r", identity, SECOND, window, delta);
+  }
+
+  protected long[] inc(CounterUpdate... updates) {
+    return store.increment(List.of(updates));
+  }
+
+  @Test
+  void firstIncrementReturnsTheDeltaAndNoPrevious() {
+    assertArrayEquals(new long[] {3, 0}, inc(up("first", W, 3)));
+  }
+
+  @Test
+  void incrementsSum() {
+    inc(up("sum", W, 1));
+    inc(up("sum", W, 2));
+    assertArrayEquals(new long[] {6, 0}, inc(up("sum", W, 3)));
+  }
+
+  @Test
+  void rolloverMovesCurrentIntoPrevious() {
+    inc(up("roll", W, 5));
+    assertArrayEquals(new long[] {1, 5}, inc(up("roll", W + 1, 1)));
+    assertArrayEquals(new long[] {1, 1}, inc(up("roll", W + 2, 1)));
+  }
+
+  @Test
+  void windowsTwoOldAreForgotten() {
+    inc(up("gap", W, 5));
+    assertArrayEquals(new long[] {1, 0}, inc(up("gap", W + 2, 1)));
+  }
+
+  @Test
+  void keysStayApart() {
+    inc(new CounterUpdate("r", "a", SECOND, W, 7));
+    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
+    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("q", "a", SECOND, W, 1)), "rule");
+    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
+    assertArrayEquals(new long[] {8, 0}, inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
+  }
+
+  @Test
+  void separatorsInRuleAndIdentityDoNotMakeKeysMeet() {
+    inc(new CounterUpdate("a:b", "c", SECOND, W, 1));
+    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("a", "b:c", SECOND, W, 1)));
+  }
+
+  @Test
+  void aBatchAnswersEveryCounterInOrder() {
+    inc(up("b1", W - 1, 4), up("b2", W - 1, 9));
+    long[] r = inc(up("b1", W, 1), up("b2", W, 2), up("b3", W, 3));
+    assertArrayEquals(new long[] {1, 4, 2, 9, 3, 0}, r);
+  }
+
+  @Test
+  void theSameCounterTwiceInABatchCountsTwice() {
+    long[] r = inc(up("twice", W, 1), up("twice", W, 1));
+    assertEquals(2, Math.max(r[0], r[2]));
+  }
+
+  @Test
+  void decrementGivesBackAndNeverGoesBelowZero() throws Exception {
+    inc(up("refund", W, 3));
+    store.decrementAsync(List.of(up("refund", W, 2))).get(5, TimeUnit.SECONDS);
+    assertArrayEquals(new long[] {2, 0}, inc(up("refund", W, 1)));
+    store.decrement(List.of(up("refund", W, 10)));
+    assertArrayEquals(new long[] {1, 0}, inc(up("refund", W, 1)));
+  }
+
+  @Test
+  void asyncIncrementAgreesWithSync() throws Exception {
+    inc(up("async", W - 1, 2));
+    long[] r = store.incrementAsync(List.of(up("async", W, 5))).get(5, TimeUnit.SECONDS);
+    assertArrayEquals(new long[] {5, 2}, r);
+  }
+
+  @Test
+  void aWindowOfThirtyOneDaysWorks() {
+    long period = Duration.ofDays(31).toMillis();
+    long w = System.currentTimeMillis() / period;
+    inc(new CounterUpdate("month", "m", period, w - 1, 2));
+    assertArrayEquals(new long[] {1, 2}, inc(new CounterUpdate("month", "m", period, w, 1)));
+  }
+
+  @Test
+  void hostileIdentitiesAreKeptApart() {
+    List<String> hostile = List.of("with space", "cr\rlf\nmixed", "\r\nflush_all", "x".repeat(10_240),
+        "x".repeat(10_239) + "y", "ключ-Schlüssel-鍵-🔑", "", " ", "\u0000nul", "tab\tkey",
+        "a".repeat(250), "a".repeat(251));
+    for (String id : hostile) {
+      assertArrayEquals(new long[] {1, 0}, inc(up(id, W, 1)), () -> "first for " + printable(id));
+    }
+    for (String id : hostile) {
+      assertArrayEquals(new long[] {2, 0}, inc(up(id, W, 1)), () -> "second for " + printable(id));
+    }
+  }
+
+  @Test
+  void concurrentIncrementsAreExact() throws Exception {
+    int threads = threads();
+    int per = incrementsPerThread();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch start = new CountDownLatch(1);
+    try {
+      List<Future<long[]>> seen = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        seen.add(pool.submit(() -> {
+          start.await();
+          long[] values = new long[per];
+          for (int i = 0; i < per; i++) {
+            values[i] = inc(up("contended", W, 1))[0];
+          }
+          return values;
+        }));
+      }
+      start.countDown();
+      BitSet values = new BitSet();
+      int count = 0;
+      for (Future<long[]> f : seen) {
+        for (long v : f.get(120, TimeUnit.SECONDS)) {
+          values.set((int) v);
+          count++;
+        }
+      }
+      // Every increment saw a distinct count: none was lost and none was counted twice.
+      assertEquals(threads * per, count);
+      assertEquals(threads * per, values.cardinality());
+      assertEquals(1, values.nextSetBit(0));
+      assertEquals(threads * per, values.length() - 1);
+      assertArrayEquals(new long[] {threads * per + 1L, 0}, inc(up("contended", W, 1)));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static String printable(String s) {
+    String head = s.length() > 40 ? s.substring(0, 40) + "…(" + s.length() + ")" : s;
+    return Arrays.toString(head.codePoints().toArray());
+  }
+}

@@ -1,0 +1,67 @@
+package dev.sluice.spi;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The simplest correct store: one lock, exact, unbounded. Tests use it as a reference and to count
+ * store calls; it can be told to fail.
+ */
+public final class ReferenceCounterStore implements CounterStore {
+
+  private record Key(String rule, String identity, long period, long window) {}
+
+  private final Map<Key, Long> counts = new HashMap<>();
+  private final AtomicInteger increments = new AtomicInteger();
+  private final AtomicInteger decrements = new AtomicInteger();
+  private volatile RuntimeException failure;
+
+  @Override
+  public synchronized long[] increment(List<CounterUpdate> updates) {
+    increments.incrementAndGet();
+    if (failure != null) {
+      throw failure;
+    }
+    long[] out = new long[updates.size() * 2];
+    for (int i = 0; i < updates.size(); i++) {
+      CounterUpdate u = updates.get(i);
+      Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());
+      out[2 * i] = counts.merge(k, u.delta(), Long::sum);
+      out[2 * i + 1] = counts.getOrDefault(new Key(u.rule(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
+    }
+    return out;
+  }
+
+  @Override
+  public synchronized void decrement(List<CounterUpdate> updates) {
+    decrements.incrementAndGet();
+    if (failure != null) {
+      throw failure;
+    }
+    for (CounterUpdate u : updates) {
+      counts.computeIfPresent(new Key(u.rule(), u.identity(), u.periodMillis(), u.window()),
+          (k, v) -> Math.max(0, v - u.delta()));
+    }
+  }
+
+  /** The count of one window, without changing it. */
+  public synchronized long count(String rule, String identity, long period, long window) {
+    return counts.getOrDefault(new Key(rule, identity, period, window), 0L);
+  }
+
+  /** How many increment calls (batches) the store has seen. */
+  public int incrementCalls() {
+    return increments.get();
+  }
+
+  public int decrementCalls() {
+    return decrements.get();
+  }
+
+  /** Makes every later call throw {@code e}; null heals the store. */
+  public void failWith(RuntimeException e) {
+    this.failure = e;
+  }
+}

@@ -1,0 +1,9 @@
+package dev.sluice.spi;
+
+/** The reference store meets the contract, so the contract itself is sound. */
+class ReferenceCounterStoreTest extends CounterStoreContract {
+  @Override
+  protected CounterStore createStore() {
+    return new ReferenceCounterStore();
+  }
+}

@@ -1,0 +1,75 @@
+package dev.sluice.store.inmemory;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreContract;
+import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.FakeClock;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class InMemoryCounterStoreTest extends CounterStoreContract {
+
+  private final FakeClock clock = new FakeClock(W * SECOND);
+
+  @Override
+  protected CounterStore createStore() {
+    return InMemoryCounterStore.builder().clock(clock).build();
+  }
+
+  @Test
+  void aMillionDistinctKeysNeverLiftTheLiveCountOverTheCap() {
+    long cap = 10_000;
+    InMemoryCounterStore bounded = InMemoryCounterStore.builder().maximumCounters(cap).clock(clock).build();
+    long most = 0;
+    for (int i = 0; i < 1_000_000; i++) {
+      bounded.increment(List.of(new CounterUpdate("r", "flood-" + i, SECOND, W, 1)));
+      if (i % 1_000 == 999) {
+        most = Math.max(most, bounded.liveCounters());
+      }
+    }
+    assertTrue(most <= cap, "live counters peaked at " + most);
+    assertTrue(most >= cap / 2, "the cap should be used, not undercut: " + most);
+  }
+
+  @Test
+  void countersUntouchedForTwoPeriodsAreReclaimed() {
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    s.increment(List.of(new CounterUpdate("r", "old", SECOND, W, 1),
+        new CounterUpdate("r", "older", 60 * SECOND, W / 60, 1)));
+    assertEquals(2, s.liveCounters());
+    clock.advanceMillis(1_999);
+    assertEquals(2, s.liveCounters(), "kept for two periods");
+    // Caffeine's timer wheel reclaims within its resolution (about 1.07 s) after expiry.
+    clock.advanceMillis(1 + 1_100);
+    assertEquals(1, s.liveCounters(), "the 1 s counter is gone, the 1 min one stays");
+    clock.advance(Duration.ofMinutes(2));
+    assertEquals(0, s.liveCounters());
+  }
+
+  @Test
+  void aPreviousWindowSurvivesUntilTheNextWindowEnds() {
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    s.increment(List.of(new CounterUpdate("r", "k", SECOND, W, 4)));
+    clock.advance(Duration.ofMillis(1_999));
+    assertArrayEquals(new long[] {1, 4}, s.increment(List.of(new CounterUpdate("r", "k", SECOND, W + 1, 1))));
+  }
+
+  @Test
+  void aLimiterOnTheStoreLimits() {
+    RateLimiter l = RateLimiter.slidingWindow(store).tier(3, Duration.ofSeconds(1)).clock(clock).build();
+    for (int i = 0; i < 3; i++) {
+      assertTrue(l.tryAcquire("k").allowed());
+    }
+    Decision d = l.tryAcquire("k");
+    assertEquals(false, d.allowed());
+    // 3 × (1 − g) + 1 ≤ 3 from g = 1/3 of the next window on.
+    assertEquals(Duration.ofMillis(1_334), d.retryAfter());
+  }
+}
