@@ -1,0 +1,425 @@
+package dev.sluice.store.memcached;
+
+import dev.failsafe.CircuitBreaker;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import net.spy.memcached.AddrUtil;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.ConnectionObserver;
+import net.spy.memcached.DefaultHashAlgorithm;
+import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
+import net.spy.memcached.internal.BulkFuture;
+import net.spy.memcached.internal.OperationFuture;
+
+/**
+ * Counters in Memcached, shared by every instance of a fleet.
+ *
+ * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default
+ * and an expiry, one operation in the binary protocol) and one bulk get of the previous windows are
+ * queued together and travel pipelined on the same connection, whatever the number of tiers and
+ * rules. Keys are {@code {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts
+ * replaced by a digest (no raw caller data reaches the wire); windows live two periods plus slack,
+ * and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
+ *
+ * <p>A request path never waits long: the batch gets one deadline ({@link
+ * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,
+ * and operations for a node that is down are cancelled at once. A circuit breaker per node stops
+ * calling a node after repeated failures and lets a probe through after a delay. Failures surface as
+ * exceptions from {@link #increment}, which the limiter turns into failed-open (or failed-closed)
+ * decisions.
+ *
+ * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
+ * the client down.
+ */
+public final class MemcachedCounterStore implements CounterStore {
+
+  /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
+  static final long TTL_SLACK_SECONDS = 10;
+  /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
+  static final long MAX_RELATIVE_TTL = 60L * 60 * 24 * 30;
+  private static final int CREATION_RACE_RETRIES = 3;
+
+  private final MemcachedClient client;
+  private final Keys keys;
+  private final long timeoutNanos;
+  private final InstantSource clock;
+  private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
+  private final Builder config;
+
+  private MemcachedCounterStore(Builder b) throws IOException {
+    this.config = b;
+    this.keys = new Keys(b.prefix);
+    this.timeoutNanos = b.operationTimeout.toNanos();
+    this.clock = b.clock;
+    ConnectionFactoryBuilder cf = new ConnectionFactoryBuilder()
+        .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+        .setOpTimeout(Math.max(1, b.operationTimeout.toMillis()))
+        .setOpQueueMaxBlockTime(0)
+        .setFailureMode(FailureMode.Cancel)
+        .setMaxReconnectDelay(Math.max(1, b.maxReconnectDelay.toSeconds()))
+        .setTimeoutExceptionThreshold(b.timeoutExceptionThreshold)
+        .setUseNagleAlgorithm(false)
+        .setDaemon(true);
+    // Operations for a node not yet connected are cancelled (FailureMode.Cancel): wait, within
+    // bounds, for the first connections so a new store does not fail its first requests.
+    CountDownLatch connected = new CountDownLatch(b.servers.size());
+    cf.setInitialObservers(List.of(new ConnectionObserver() {
+      @Override
+      public void connectionEstablished(SocketAddress sa, int reconnectCount) {
+        connected.countDown();
+      }
+
+      @Override
+      public void connectionLost(SocketAddress sa) {}
+    }));
+    this.client = new MemcachedClient(cf.build(), b.servers);
+    try {
+      connected.await(b.connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public long[] increment(List<CounterUpdate> updates) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    Batch batch = send(updates);
+    try {
+      return batch.await(deadline);
+    } catch (RuntimeException e) {
+      batch.failed();
+      throw e;
+    }
+  }
+
+  @Override
+  public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+    // spymemcached has no composable futures; a caller wanting async gets the same batch awaited
+    // on the common pool, bounded by the operation timeout.
+    try {
+      Batch batch = send(updates);
+      long deadline = System.nanoTime() + timeoutNanos;
+      return CompletableFuture.supplyAsync(() -> {
+        try {
+          return batch.await(deadline);
+        } catch (RuntimeException e) {
+          batch.failed();
+          throw e;
+        }
+      });
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
+  public void decrement(List<CounterUpdate> updates) {
+    for (CounterUpdate u : updates) {
+      String key = keys.key(u, u.window());
+      if (breaker(key).isClosed()) {
+        // Binary decr never goes below 0, and a missing key stays missing.
+        client.asyncDecr(key, u.delta());
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    client.shutdown(1, TimeUnit.SECONDS);
+  }
+
+  /** The key a counter's window is stored under; for tests and operators. */
+  String keyOf(CounterUpdate u) {
+    return keys.key(u, u.window());
+  }
+
+  MemcachedClient client() {
+    return client;
+  }
+
+  /** Whether the breaker of {@code key}'s node is open (calls to it are skipped). */
+  boolean breakerOpen(String key) {
+    return breaker(key).isOpen();
+  }
+
+  @Override
+  public String toString() {
+    return "memcached store " + config.servers;
+  }
+
+  /** Expiry for a window of {@code periodMillis}: two periods plus slack, absolute past 30 days. */
+  int expiry(long periodMillis) {
+    long seconds = Math.floorDiv(2 * periodMillis + 999, 1000) + TTL_SLACK_SECONDS;
+    if (seconds > MAX_RELATIVE_TTL) {
+      seconds += clock.millis() / 1000;
+    }
+    return (int) Math.min(Integer.MAX_VALUE, seconds);
+  }
+
+  private Batch send(List<CounterUpdate> updates) {
+    int n = updates.size();
+    String[] current = new String[n];
+    List<String> previous = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      CounterUpdate u = updates.get(i);
+      current[i] = keys.key(u, u.window());
+      previous.add(keys.key(u, u.window() - 1));
+    }
+    List<CircuitBreaker<Object>> nodes = acquire(current);
+    @SuppressWarnings("unchecked")
+    OperationFuture<Long>[] incrs = new OperationFuture[n];
+    for (int i = 0; i < n; i++) {
+      CounterUpdate u = updates.get(i);
+      incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
+    }
+    BulkFuture<Map<String, Object>> gets = client.asyncGetBulk(previous);
+    return new Batch(updates, current, previous, incrs, gets, nodes);
+  }
+
+  /**
+   * One permit from the breaker of each distinct node the keys live on. A permit taken must be
+   * answered with a recorded result (else a half-open breaker would wait for it forever), so when
+   * a later node refuses, the ones already taken are recorded as failures.
+   */
+  private List<CircuitBreaker<Object>> acquire(String[] keys) {
+    List<CircuitBreaker<Object>> taken = new ArrayList<>(2);
+    for (String k : keys) {
+      CircuitBreaker<Object> b = breaker(k);
+      if (taken.contains(b)) {
+        continue;
+      }
+      if (!b.tryAcquirePermit()) {
+        taken.forEach(CircuitBreaker::recordFailure);
+        throw new StoreUnavailableException("circuit open for " + nodeOf(k));
+      }
+      taken.add(b);
+    }
+    return taken;
+  }
+
+  private CircuitBreaker<Object> breaker(String key) {
+    return breakers.computeIfAbsent(nodeOf(key), a -> CircuitBreaker.builder()
+        .withFailureThreshold(config.breakerFailures)
+        .withDelay(config.breakerDelay)
+        .withSuccessThreshold(1)
+        .build());
+  }
+
+  private SocketAddress nodeOf(String key) {
+    return client.getNodeLocator().getPrimary(key).getSocketAddress();
+  }
+
+  /** The futures of one decision's operations, awaited under one deadline. */
+  private final class Batch {
+    final List<CounterUpdate> updates;
+    final String[] current;
+    final List<String> previous;
+    final OperationFuture<Long>[] incrs;
+    final BulkFuture<Map<String, Object>> gets;
+    final List<CircuitBreaker<Object>> nodes;
+
+    Batch(List<CounterUpdate> updates, String[] current, List<String> previous,
+        OperationFuture<Long>[] incrs, BulkFuture<Map<String, Object>> gets,
+        List<CircuitBreaker<Object>> nodes) {
+      this.nodes = nodes;
+      this.updates = updates;
+      this.current = current;
+      this.previous = previous;
+      this.incrs = incrs;
+      this.gets = gets;
+    }
+
+    long[] await(long deadline) {
+      int n = incrs.length;
+      long[] out = new long[2 * n];
+      for (int i = 0; i < n; i++) {
+        long v = value(get(incrs[i], deadline));
+        for (int retry = 0; v < 0 && retry < CREATION_RACE_RETRIES; retry++) {
+          // Another instance created the key between our miss and our add: count again.
+          CounterUpdate u = updates.get(i);
+          v = value(get(client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis())), deadline));
+        }
+        if (v < 0) {
+          throw new StoreUnavailableException("incr of " + current[i] + " failed");
+        }
+        out[2 * i] = v;
+      }
+      Map<String, Object> prev = get(gets, deadline);
+      for (int i = 0; i < n; i++) {
+        out[2 * i + 1] = parse(prev.get(previous.get(i)));
+      }
+      nodes.forEach(CircuitBreaker::recordSuccess);
+      return out;
+    }
+
+    void failed() {
+      for (Future<?> f : incrs) {
+        f.cancel(false);
+      }
+      gets.cancel(false);
+      nodes.forEach(CircuitBreaker::recordFailure);
+    }
+  }
+
+  private static <T> T get(Future<T> f, long deadline) {
+    long wait = deadline - System.nanoTime();
+    try {
+      T v = f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
+      if (v == null && f.isCancelled()) {
+        throw new StoreUnavailableException("operation cancelled (node down)");
+      }
+      return v;
+    } catch (TimeoutException e) {
+      throw new StoreUnavailableException("memcached did not answer in time");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreUnavailableException("interrupted");
+    } catch (ExecutionException | RuntimeException e) {
+      throw new StoreUnavailableException("memcached failed: " + e.getMessage());
+    }
+  }
+
+  private static long value(Long v) {
+    return v == null ? -1 : v;
+  }
+
+  private static long parse(Object value) {
+    if (value == null) {
+      return 0;
+    }
+    try {
+      return Long.parseLong(value.toString().trim());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** Configures a {@link MemcachedCounterStore}. */
+  public static final class Builder {
+    private List<InetSocketAddress> servers = List.of();
+    private String prefix = "sluice";
+    private Duration operationTimeout = Duration.ofMillis(50);
+    private Duration maxReconnectDelay = Duration.ofSeconds(1);
+    private Duration connectTimeout = Duration.ofSeconds(2);
+    private int timeoutExceptionThreshold = 100;
+    private int breakerFailures = 20;
+    private Duration breakerDelay = Duration.ofSeconds(1);
+    private InstantSource clock = InstantSource.system();
+
+    private Builder() {}
+
+    /** Servers as {@code host:port host:port} or {@code host:port,host:port}. */
+    public Builder servers(String servers) {
+      Objects.requireNonNull(servers, "servers");
+      List<InetSocketAddress> list = AddrUtil.getAddresses(servers.replace(',', ' ').trim());
+      return servers(list);
+    }
+
+    public Builder servers(List<InetSocketAddress> servers) {
+      if (servers.isEmpty()) {
+        throw new IllegalArgumentException("servers must not be empty");
+      }
+      this.servers = List.copyOf(servers);
+      return this;
+    }
+
+    /** The first part of every key, so several applications can share a cluster. "sluice" by default. */
+    public Builder prefix(String prefix) {
+      new Keys(prefix);
+      this.prefix = prefix;
+      return this;
+    }
+
+    /** The most one decision waits for memcached; 50 ms by default. */
+    public Builder operationTimeout(Duration timeout) {
+      if (timeout.isNegative() || timeout.isZero()) {
+        throw new IllegalArgumentException("operationTimeout must be > 0");
+      }
+      this.operationTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * How long {@link #build()} waits for the servers to connect; 2 s by default. A server not
+     * connected by then is not an error: its requests fail open until it is.
+     */
+    public Builder connectTimeout(Duration timeout) {
+      if (timeout.isNegative()) {
+        throw new IllegalArgumentException("connectTimeout must be >= 0");
+      }
+      this.connectTimeout = timeout;
+      return this;
+    }
+
+    /** The longest pause between reconnection attempts to a lost server; 1 s by default. */
+    public Builder maxReconnectDelay(Duration delay) {
+      if (delay.toSeconds() < 1) {
+        throw new IllegalArgumentException("maxReconnectDelay must be >= 1s");
+      }
+      this.maxReconnectDelay = delay;
+      return this;
+    }
+
+    /**
+     * The breaker of a node opens after this many failed decisions in a row and lets one probe
+     * through after {@code delay}; 20 and 1 s by default.
+     */
+    public Builder circuitBreaker(int failures, Duration delay) {
+      if (failures <= 0) {
+        throw new IllegalArgumentException("failures must be > 0");
+      }
+      if (delay.isNegative() || delay.isZero()) {
+        throw new IllegalArgumentException("delay must be > 0");
+      }
+      this.breakerFailures = failures;
+      this.breakerDelay = delay;
+      return this;
+    }
+
+    /** The clock used to turn TTLs over 30 days into absolute times; the system clock by default. */
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Connects, waiting up to the connect timeout; an unreachable server does not fail the build,
+     * its calls fail open until it answers.
+     *
+     * @throws IllegalArgumentException if no server was given
+     */
+    public MemcachedCounterStore build() {
+      if (servers.isEmpty()) {
+        throw new IllegalArgumentException("servers must not be empty");
+      }
+      try {
+        return new MemcachedCounterStore(this);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot create the memcached client: " + e.getMessage(), e);
+      }
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.sluice.store.memcached;
+
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreContract;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** Core's store contract against a real memcached. */
+class MemcachedCounterStoreContractTest extends CounterStoreContract {
+
+  private static MemcachedServer server;
+  private static final AtomicInteger STORES = new AtomicInteger();
+
+  @BeforeAll
+  static void startMemcached() {
+    server = MemcachedServer.start();
+  }
+
+  @AfterAll
+  static void stopMemcached() {
+    server.close();
+  }
+
+  @Override
+  protected CounterStore createStore() {
+    // A prefix per test: each starts with an empty store. A generous timeout: correctness here,
+    // not latency, and the threaded test queues many operations on two cores.
+    return MemcachedCounterStore.builder().servers(server.address())
+        .prefix("contract" + STORES.incrementAndGet()).operationTimeout(Duration.ofSeconds(5)).build();
+  }
+
+  @Override
+  protected int threads() {
+    return 8;
+  }
+
+  @Override
+  protected int incrementsPerThread() {
+    return 500;
+  }
+}

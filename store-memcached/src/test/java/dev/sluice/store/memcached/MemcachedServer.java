@@ -1,0 +1,333 @@
+package dev.sluice.store.memcached;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+
+/**
+ * A real memcached for tests, on a free loopback port: the local {@code memcached} binary when it is
+ * on the PATH, else Testcontainers' memcached image when a Docker engine is reachable. It can be
+ * killed, stalled (SIGSTOP), resumed (SIGCONT) and restarted, and reads the server's own {@code
+ * stats}. Close it when done.
+ */
+public final class MemcachedServer implements AutoCloseable {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
+
+  private Backend backend;
+
+  private MemcachedServer() {}
+
+  /** Starts a server with 64 MB of memory. */
+  public static MemcachedServer start() {
+    return start(64);
+  }
+
+  /** Starts a server with {@code megabytes} of item memory. */
+  public static MemcachedServer start(int megabytes) {
+    String binary = findBinary();
+    MemcachedServer server = new MemcachedServer();
+    if (binary != null) {
+      server.backend = server.new LocalProcess(binary, freePort(), megabytes);
+      return server;
+    }
+    if (dockerAvailable()) {
+      server.backend = server.new Container(megabytes);
+      return server;
+    }
+    throw new IllegalStateException("memcached is needed: install it (apt-get install -y memcached) "
+        + "or make a Docker engine reachable for Testcontainers");
+  }
+
+  public String host() {
+    return "127.0.0.1";
+  }
+
+  public int port() {
+    return backend.port();
+  }
+
+  /** {@code host:port}. */
+  public String address() {
+    return host() + ":" + port();
+  }
+
+  public InetSocketAddress socketAddress() {
+    return new InetSocketAddress(host(), port());
+  }
+
+  /** Kills the server at once (SIGKILL): its items are lost. */
+  public void kill() {
+    backend.kill();
+  }
+
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers. */
+  public void stall() {
+    backend.signal("STOP");
+  }
+
+  /** Thaws a stalled server (SIGCONT). */
+  public void resume() {
+    backend.signal("CONT");
+  }
+
+  /** Starts the server again, empty, on the same port. */
+  public void restart() {
+    backend.kill();
+    backend.start();
+    awaitReady();
+  }
+
+  /** The server's {@code stats}, as name → value. */
+  public Map<String, String> stats() {
+    Map<String, String> stats = new HashMap<>();
+    for (String line : command("stats", "END")) {
+      String[] parts = line.split(" ", 3);
+      if (parts.length == 3 && parts[0].equals("STAT")) {
+        stats.put(parts[1], parts[2]);
+      }
+    }
+    return stats;
+  }
+
+  /** One statistic as a number. */
+  public long stat(String name) {
+    return Long.parseLong(stats().get(name));
+  }
+
+  /**
+   * Sends one text-protocol command and returns the lines of the answer up to and including the
+   * first line that starts with {@code last} (or the first line when {@code last} is null).
+   */
+  public List<String> command(String command, String last) {
+    return command(port(), command, last);
+  }
+
+  private static List<String> command(int port, String command, String last) {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 2_000);
+      s.setSoTimeout(5_000);
+      OutputStream out = s.getOutputStream();
+      out.write((command + "\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+      List<String> lines = new ArrayList<>();
+      String line;
+      while ((line = in.readLine()) != null) {
+        lines.add(line);
+        if (last == null || line.startsWith(last) || line.startsWith("ERROR") || line.startsWith("CLIENT_ERROR")) {
+          break;
+        }
+      }
+      return lines;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Whether the server accepts a connection and answers {@code version}. */
+  public boolean answers() {
+    return answers(port());
+  }
+
+  private static boolean answers(int port) {
+    try {
+      return command(port, "version", null).get(0).startsWith("VERSION");
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  @Override
+  public void close() {
+    backend.kill();
+  }
+
+  void awaitReady() {
+    if (!await(START_TIMEOUT, this::answers)) {
+      throw new IllegalStateException("memcached did not answer on " + address() + " within " + START_TIMEOUT);
+    }
+  }
+
+  /**
+   * Polls {@code condition} until it holds or {@code timeout} passes; for end-to-end fault tests,
+   * which wait on real processes (unit tests inject time instead).
+   */
+  public static boolean await(Duration timeout, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      if (condition.getAsBoolean()) {
+        return true;
+      }
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String findBinary() {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      File f = new File(dir, "memcached");
+      if (f.canExecute()) {
+        return f.getPath();
+      }
+    }
+    for (String p : new String[] {"/usr/bin/memcached", "/usr/local/bin/memcached"}) {
+      if (new File(p).canExecute()) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  private static boolean dockerAvailable() {
+    try {
+      return DockerClientFactory.instance().isDockerAvailable();
+    } catch (RuntimeException | LinkageError e) {
+      return false;
+    }
+  }
+
+  private interface Backend {
+    int port();
+
+    void start();
+
+    void kill();
+
+    void signal(String signal);
+  }
+
+  private final class LocalProcess implements Backend {
+    private final String binary;
+    private final int port;
+    private final int megabytes;
+    private Process process;
+
+    LocalProcess(String binary, int port, int megabytes) {
+      this.binary = binary;
+      this.port = port;
+      this.megabytes = megabytes;
+      start();
+      awaitStarted();
+    }
+
+    private void awaitStarted() {
+      // memcached refuses to start if another process took the port in the meantime.
+      if (!await(START_TIMEOUT, () -> !process.isAlive() || answers(port)) || !process.isAlive()) {
+        throw new IllegalStateException("memcached did not start on port " + port);
+      }
+    }
+
+    @Override
+    public int port() {
+      return port;
+    }
+
+    @Override
+    public void start() {
+      List<String> cmd = new ArrayList<>(List.of(binary, "-l", "127.0.0.1", "-p", String.valueOf(port),
+          "-U", "0", "-m", String.valueOf(megabytes), "-c", "4096", "-t", "2"));
+      if ("root".equals(System.getProperty("user.name"))) {
+        cmd.addAll(List.of("-u", "root"));
+      }
+      try {
+        process = new ProcessBuilder(cmd).redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public void kill() {
+      if (process != null && process.isAlive()) {
+        process.destroyForcibly();
+        try {
+          process.waitFor();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+
+    @Override
+    public void signal(String signal) {
+      try {
+        new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).inheritIO().start().waitFor();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private final class Container implements Backend {
+    private final GenericContainer<?> container;
+
+    @SuppressWarnings("resource")
+    Container(int megabytes) {
+      container = new GenericContainer<>("memcached:1.6-alpine")
+          .withCommand("memcached", "-m", String.valueOf(megabytes))
+          .withExposedPorts(11211);
+      container.start();
+    }
+
+    @Override
+    public int port() {
+      return container.getMappedPort(11211);
+    }
+
+    @Override
+    public void start() {
+      container.getDockerClient().startContainerCmd(container.getContainerId()).exec();
+    }
+
+    @Override
+    public void kill() {
+      if (container.isRunning()) {
+        container.getDockerClient().killContainerCmd(container.getContainerId()).exec();
+      }
+    }
+
+    @Override
+    public void signal(String signal) {
+      var docker = container.getDockerClient();
+      if (signal.equals("STOP")) {
+        docker.pauseContainerCmd(container.getContainerId()).exec();
+      } else {
+        docker.unpauseContainerCmd(container.getContainerId()).exec();
+      }
+    }
+  }
+}
