@@ -139,7 +139,7 @@ final class Evaluator {
       retry[k] = pass ? 0 : atLeastOne(slidingRetry(limit, after, previous, permits, windowStart, period, now));
     }
     quotas[k] = new Quota(p.id, tier, Math.max(0, used), Math.max(0, limit - used),
-        Duration.ofMillis(Math.max(0, resetAt - now)), p.shadow);
+        Duration.ofMillis(Math.max(0, resetAt - now)), p.shadow, !pass);
     return pass;
   }
 
@@ -260,7 +260,7 @@ final class Evaluator {
   private static Decision denied(Policy p, DenyCache.Denial d, long now) {
     Tier tier = p.tiers[d.tier()];
     Quota q = new Quota(p.id, tier, d.used(), Math.max(0, tier.limit() - d.used()),
-        Duration.ofMillis(Math.max(0, d.resetAtMillis() - now)), false);
+        Duration.ofMillis(Math.max(0, d.resetAtMillis() - now)), false, true);
     return new Decision(false, q, List.of(q), Duration.ofMillis(d.untilMillis() - now),
         StoreStatus.OK, false, true);
   }
@@ -286,7 +286,7 @@ final class Evaluator {
     }
     boolean closed = binding.failClosed && !binding.shadow;
     Tier tier = binding.tiers[0];
-    Quota q = new Quota(binding.id, tier, 0, tier.limit(), tier.period(), binding.shadow);
+    Quota q = new Quota(binding.id, tier, 0, tier.limit(), tier.period(), binding.shadow, closed);
     return new Decision(!closed, q, List.of(), closed ? FAIL_CLOSED_RETRY : Duration.ZERO,
         closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN, false, false);
   }

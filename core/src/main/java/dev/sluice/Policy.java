@@ -17,6 +17,12 @@ final class Policy {
 
   Policy(String id, Algorithm algorithm, List<Tier> tiers, boolean failClosed, boolean shadow,
       boolean staggered, int denyCacheSize) {
+    this(id, algorithm, tiers, failClosed, shadow, staggered,
+        shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize));
+  }
+
+  private Policy(String id, Algorithm algorithm, List<Tier> tiers, boolean failClosed, boolean shadow,
+      boolean staggered, DenyCache denyCache) {
     this.id = id;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
@@ -27,7 +33,21 @@ final class Policy {
     this.failClosed = failClosed;
     this.shadow = shadow;
     this.staggered = staggered && algorithm == Algorithm.FIXED_WINDOW;
-    this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
+    this.denyCache = denyCache;
+  }
+
+  /**
+   * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
+   * ratio (rounded up, at least 1). It shares the counters (same id and periods) and the deny cache.
+   */
+  Policy withFirstLimit(long limit) {
+    double ratio = limit / (double) tiers[0].limit();
+    List<Tier> scaled = new java.util.ArrayList<>(tiers.length);
+    for (int i = 0; i < tiers.length; i++) {
+      long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(tiers[i].limit() * ratio));
+      scaled.add(new Tier(l, tiers[i].period()));
+    }
+    return new Policy(id, algorithm, scaled, failClosed, shadow, staggered, denyCache);
   }
 
   /**

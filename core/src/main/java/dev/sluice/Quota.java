@@ -11,8 +11,10 @@ import java.time.Duration;
  * @param remaining permits left before this tier rejects, never negative
  * @param resetAfter how long until the tier's count is back to zero if nothing else arrives
  * @param shadow whether the policy only reports (never rejects)
+ * @param exceeded whether this tier refused the request (for a shadow policy: would have)
  */
-public record Quota(String policy, Tier tier, long used, long remaining, Duration resetAfter, boolean shadow) {
+public record Quota(String policy, Tier tier, long used, long remaining, Duration resetAfter, boolean shadow,
+    boolean exceeded) {
 
   /** The tier's limit. */
   public long limit() {

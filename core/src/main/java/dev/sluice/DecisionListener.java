@@ -1,0 +1,19 @@
+package dev.sluice;
+
+import java.util.List;
+
+/**
+ * Told of every decision a {@link RequestLimiter} makes, for metrics and logs. Called on the request
+ * thread: keep it fast, and do not throw.
+ */
+public interface DecisionListener {
+
+  DecisionListener NONE = (rules, decision, storeNanos) -> {};
+
+  /**
+   * @param rules the ids of the rules that applied, in order
+   * @param decision the decision
+   * @param storeNanos how long the store call took, or -1 when there was none (a cached reject)
+   */
+  void onDecision(List<String> rules, Decision decision, long storeNanos);
+}

@@ -1,0 +1,92 @@
+package dev.sluice;
+
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Where a rule finds the identity it counts against: {@code user}, {@code ip}, {@code header:NAME},
+ * {@code path:NAME} (a capture of the rule's pattern) or {@code attribute:NAME}. Immutable.
+ */
+final class KeySource {
+
+  enum Kind { USER, IP, HEADER, PATH, ATTRIBUTE }
+
+  final Kind kind;
+  final String name;
+  private final String spec;
+
+  private KeySource(Kind kind, String name, String spec) {
+    this.kind = kind;
+    this.name = name;
+    this.spec = spec;
+  }
+
+  /**
+   * Parses a key source.
+   *
+   * @throws IllegalArgumentException if it is not one
+   */
+  static KeySource parse(String spec) {
+    if (spec == null) {
+      throw new IllegalArgumentException("unknown key source: null");
+    }
+    String s = spec.trim();
+    String lower = s.toLowerCase(Locale.ROOT);
+    if (lower.equals("user")) {
+      return new KeySource(Kind.USER, null, s);
+    }
+    if (lower.equals("ip")) {
+      return new KeySource(Kind.IP, null, s);
+    }
+    int colon = s.indexOf(':');
+    if (colon > 0 && colon < s.length() - 1) {
+      String name = s.substring(colon + 1).trim();
+      switch (lower.substring(0, colon)) {
+        case "header":
+          return new KeySource(Kind.HEADER, name, s);
+        case "path":
+          return new KeySource(Kind.PATH, name, s);
+        case "attribute":
+          return new KeySource(Kind.ATTRIBUTE, name, s);
+        default:
+          break;
+      }
+    }
+    throw new IllegalArgumentException("unknown key source '" + spec
+        + "' (use user, ip, header:NAME, path:NAME or attribute:NAME)");
+  }
+
+  /** The identity this source yields for the request, or null. */
+  String resolve(RequestInfo request, Map<String, String> captures, ClientAddress clients) {
+    String v;
+    switch (kind) {
+      case USER:
+        v = request.principal();
+        break;
+      case IP:
+        v = clients.resolve(request);
+        break;
+      case HEADER:
+        v = request.header(name);
+        break;
+      case PATH:
+        v = captures == null ? null : captures.get(name);
+        break;
+      default:
+        Object a = request.attribute(name);
+        v = a == null ? null : a.toString();
+        break;
+    }
+    return v == null || v.isEmpty() ? null : v;
+  }
+
+  /** A prefix that keeps identities of different sources apart: {@code ip:1.2.3.4} vs {@code user:…}. */
+  String tag() {
+    return kind == Kind.USER || kind == Kind.IP ? kind.name().toLowerCase(Locale.ROOT) : spec;
+  }
+
+  @Override
+  public String toString() {
+    return spec;
+  }
+}

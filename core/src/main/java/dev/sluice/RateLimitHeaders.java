@@ -1,0 +1,159 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns a {@link Decision} into what a client sees: the status, the rate-limit headers and an RFC
+ * 9457 problem body. Shared by every adapter. Stateless.
+ */
+public final class RateLimitHeaders {
+
+  /** Header families a response can carry. */
+  public enum Family {
+    /** {@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Used}, {@code -Reset}. */
+    X_RATELIMIT,
+    /** The IETF httpapi draft's {@code RateLimit-Policy} and {@code RateLimit} fields. */
+    IETF
+  }
+
+  /** How {@code X-RateLimit-Reset} is written. */
+  public enum ResetFormat {
+    /** Seconds from now, rounded up. */
+    DELTA_SECONDS,
+    /** The Unix time in seconds, rounded up. */
+    EPOCH_SECONDS
+  }
+
+  /** Status of a request rejected because the client is over its limit. */
+  public static final int TOO_MANY_REQUESTS = 429;
+  /** Status of a request rejected because the store failed and its rule fails closed. */
+  public static final int SERVICE_UNAVAILABLE = 503;
+  public static final String PROBLEM_JSON = "application/problem+json";
+
+  private RateLimitHeaders() {}
+
+  /** The status of a rejected decision: 429, or 503 when the store failed and the rule fails closed. */
+  public static int status(Decision d) {
+    return d.storeStatus() == StoreStatus.FAILED_CLOSED ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS;
+  }
+
+  /**
+   * The headers for a response, in order: the chosen families when the usage is known (not after a
+   * store failure), and on a rejection {@code Retry-After} (whole seconds, rounded up) and {@code
+   * Cache-Control: no-store}.
+   */
+  public static List<Map.Entry<String, String>> of(Decision d, Set<Family> families, ResetFormat reset,
+      long nowMillis) {
+    List<Map.Entry<String, String>> out = new ArrayList<>(8);
+    if (!d.storeFailed()) {
+      if (families.contains(Family.X_RATELIMIT)) {
+        out.add(Map.entry("X-RateLimit-Limit", Long.toString(d.limit())));
+        out.add(Map.entry("X-RateLimit-Remaining", Long.toString(d.remaining())));
+        out.add(Map.entry("X-RateLimit-Used", Long.toString(d.used())));
+        long resetSeconds = seconds(d.resetAfter());
+        out.add(Map.entry("X-RateLimit-Reset", Long.toString(reset == ResetFormat.EPOCH_SECONDS
+            ? ceilDiv(nowMillis + d.resetAfter().toMillis(), 1000) : resetSeconds)));
+      }
+      if (families.contains(Family.IETF)) {
+        StringBuilder policy = new StringBuilder();
+        StringBuilder state = new StringBuilder();
+        for (Quota q : d.quotas()) {
+          if (q.shadow()) {
+            continue;
+          }
+          String name = policyName(q, d.quotas());
+          if (policy.length() > 0) {
+            policy.append(", ");
+            state.append(", ");
+          }
+          policy.append(name).append(";q=").append(q.limit()).append(";w=").append(seconds(q.tier().period()));
+          state.append(name).append(";r=").append(q.remaining()).append(";t=").append(seconds(q.resetAfter()));
+        }
+        if (policy.length() > 0) {
+          out.add(Map.entry("RateLimit-Policy", policy.toString()));
+          out.add(Map.entry("RateLimit", state.toString()));
+        }
+      }
+    }
+    if (!d.allowed()) {
+      out.add(Map.entry("Retry-After", Long.toString(Math.max(1, seconds(d.retryAfter())))));
+      out.add(Map.entry("Cache-Control", "no-store"));
+    }
+    return out;
+  }
+
+  /** An RFC 9457 problem document for a rejected decision. */
+  public static String problem(Decision d) {
+    long retry = Math.max(1, seconds(d.retryAfter()));
+    if (d.storeStatus() == StoreStatus.FAILED_CLOSED) {
+      return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,"
+          + "\"detail\":\"The rate limiter cannot count requests for policy " + json(d.policy())
+          + " right now; retry later.\",\"policy\":\"" + json(d.policy()) + "\",\"retryAfter\":" + retry + "}";
+    }
+    return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+        + "\"detail\":\"Rate limit of " + d.limit() + " per " + Rule.format(d.tier().period())
+        + " exceeded for policy " + json(d.policy()) + "; retry after " + retry + " s.\","
+        + "\"policy\":\"" + json(d.policy()) + "\",\"limit\":" + d.limit() + ",\"window\":"
+        + seconds(d.tier().period()) + ",\"retryAfter\":" + retry + "}";
+  }
+
+  /** Rounds up to whole seconds. */
+  static long seconds(Duration d) {
+    return ceilDiv(d.toMillis(), 1000);
+  }
+
+  private static long ceilDiv(long a, long b) {
+    return -Math.floorDiv(-a, b);
+  }
+
+  /** The policy as a structured-field string: the rule id, with the period when the rule has several tiers. */
+  private static String policyName(Quota q, List<Quota> all) {
+    int sameRule = 0;
+    for (Quota o : all) {
+      if (o.policy().equals(q.policy())) {
+        sameRule++;
+      }
+    }
+    String name = sameRule > 1 ? q.policy() + "-" + Rule.format(q.tier().period()) : q.policy();
+    return "\"" + sfString(name) + "\"";
+  }
+
+  /** Structured-field strings allow printable ASCII, with '"' and '\' escaped. */
+  private static String sfString(String s) {
+    StringBuilder sb = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c >= 0x20 && c < 0x7f) {
+        sb.append(c);
+      } else {
+        sb.append('?');
+      }
+    }
+    return sb.toString();
+  }
+
+  static String json(String s) {
+    StringBuilder sb = new StringBuilder(s.length() + 8);
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        default -> {
+          if (c < 0x20) {
+            sb.append(String.format("\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    return sb.toString();
+  }
+}

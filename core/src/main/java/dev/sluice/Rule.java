@@ -1,0 +1,265 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * One rate limit of a {@link RuleSet}: which requests it matches (methods and a path pattern or
+ * prefix), whom it counts (the first key source that yields a value), and its tiers, all of which
+ * must pass. A request no key source identifies is not limited by the rule. Immutable; built with
+ * {@link #builder(String)}.
+ */
+public final class Rule {
+
+  /** The key sources a rule uses unless told otherwise. */
+  public static final List<String> DEFAULT_KEY = List.of("user", "header:X-Api-Key", "ip");
+
+  private final String id;
+  private final Set<String> methods;
+  private final String path;
+  private final boolean pathIsPrefix;
+  private final List<String> key;
+  private final Algorithm algorithm;
+  private final List<Tier> tiers;
+  private final boolean shadow;
+  private final boolean enabled;
+  private final boolean failClosed;
+  private final boolean staggerWindows;
+  final PathPattern pattern;
+  final List<KeySource> keySources;
+
+  private Rule(Builder b) {
+    this.id = b.id;
+    this.methods = Set.copyOf(b.methods);
+    this.path = b.path;
+    this.pathIsPrefix = b.prefix;
+    this.key = List.copyOf(b.key);
+    this.algorithm = b.algorithm;
+    this.tiers = List.copyOf(b.tiers);
+    this.shadow = b.shadow;
+    this.enabled = b.enabled;
+    this.failClosed = b.failClosed;
+    this.staggerWindows = b.staggerWindows;
+    this.pattern = b.prefix ? PathPattern.prefix(b.path) : PathPattern.pattern(b.path);
+    List<KeySource> sources = new ArrayList<>();
+    for (String k : key) {
+      KeySource source = KeySource.parse(k);
+      if (source.kind == KeySource.Kind.PATH && !pattern.captureNames().contains(source.name)) {
+        throw new IllegalArgumentException("key source '" + k + "' names no {" + source.name + "} in path " + b.path);
+      }
+      sources.add(source);
+    }
+    this.keySources = List.copyOf(sources);
+  }
+
+  /** A builder of a rule named {@code id}: unique in its rule set, part of every counter's key. */
+  public static Builder builder(String id) {
+    return new Builder(id);
+  }
+
+  /** A builder holding this rule's settings, to derive a changed copy. */
+  public Builder toBuilder() {
+    Builder b = new Builder(id).methods(methods.toArray(new String[0])).key(key.toArray(new String[0]))
+        .algorithm(algorithm).shadow(shadow).enabled(enabled).failClosed(failClosed)
+        .staggerWindows(staggerWindows);
+    b.path = path;
+    b.prefix = pathIsPrefix;
+    tiers.forEach(b::tier);
+    return b;
+  }
+
+  public String id() {
+    return id;
+  }
+
+  /** The methods it matches, upper case; empty for every method. */
+  public Set<String> methods() {
+    return methods;
+  }
+
+  /** The path pattern or prefix it matches. */
+  public String path() {
+    return path;
+  }
+
+  public boolean pathIsPrefix() {
+    return pathIsPrefix;
+  }
+
+  public List<String> key() {
+    return key;
+  }
+
+  public Algorithm algorithm() {
+    return algorithm;
+  }
+
+  public List<Tier> tiers() {
+    return tiers;
+  }
+
+  /** Counts and reports, never rejects (a dark launch). */
+  public boolean shadow() {
+    return shadow;
+  }
+
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** Rejects when the store fails (the default is to allow). */
+  public boolean failClosed() {
+    return failClosed;
+  }
+
+  public boolean staggerWindows() {
+    return staggerWindows;
+  }
+
+  boolean matchesMethod(String method) {
+    return methods.isEmpty() || methods.contains(method);
+  }
+
+  @Override
+  public String toString() {
+    return id + ": " + (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern
+        + " by " + key + " " + algorithm.name().toLowerCase(Locale.ROOT).replace('_', '-') + " "
+        + tiers.stream().map(t -> t.limit() + "/" + format(t.period())).toList()
+        + (shadow ? " shadow" : "") + (enabled ? "" : " disabled") + (failClosed ? " fail-closed" : "");
+  }
+
+  static String format(Duration d) {
+    long ms = d.toMillis();
+    if (ms % 86_400_000 == 0) {
+      return ms / 86_400_000 + "d";
+    }
+    if (ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
+  }
+
+  /** Configures a {@link Rule}; validates each value when it is set. */
+  public static final class Builder {
+    private final String id;
+    private final Set<String> methods = new LinkedHashSet<>();
+    private String path = "/**";
+    private boolean prefix;
+    private List<String> key = DEFAULT_KEY;
+    private Algorithm algorithm = Algorithm.SLIDING_WINDOW;
+    private final List<Tier> tiers = new ArrayList<>();
+    private boolean shadow;
+    private boolean enabled = true;
+    private boolean failClosed;
+    private boolean staggerWindows;
+
+    private Builder(String id) {
+      Objects.requireNonNull(id, "id");
+      if (id.isBlank()) {
+        throw new IllegalArgumentException("id must not be empty");
+      }
+      this.id = id;
+    }
+
+    /** Matches only these methods (any case); none given means every method. */
+    public Builder methods(String... methods) {
+      this.methods.clear();
+      for (String m : methods) {
+        if (m == null || m.isBlank()) {
+          throw new IllegalArgumentException("methods: empty method");
+        }
+        this.methods.add(m.trim().toUpperCase(Locale.ROOT));
+      }
+      return this;
+    }
+
+    /** Matches a pattern: {@code *} one segment, {@code **} any, {@code {name}} a captured segment. */
+    public Builder path(String pattern) {
+      PathPattern.pattern(pattern);
+      this.path = pattern;
+      this.prefix = false;
+      return this;
+    }
+
+    /** Matches a prefix and everything below it. */
+    public Builder pathPrefix(String prefix) {
+      PathPattern.prefix(prefix);
+      this.path = prefix;
+      this.prefix = true;
+      return this;
+    }
+
+    /** Key sources in order; the first that yields a value names the identity. */
+    public Builder key(String... sources) {
+      if (sources.length == 0) {
+        throw new IllegalArgumentException("key: at least one key source is required");
+      }
+      for (String s : sources) {
+        KeySource.parse(s);
+      }
+      this.key = List.of(sources);
+      return this;
+    }
+
+    public Builder algorithm(Algorithm algorithm) {
+      this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+      return this;
+    }
+
+    public Builder tier(long limit, Duration period) {
+      return tier(new Tier(limit, period));
+    }
+
+    public Builder tier(Tier tier) {
+      tiers.add(Objects.requireNonNull(tier, "tier"));
+      return this;
+    }
+
+    public Builder shadow(boolean shadow) {
+      this.shadow = shadow;
+      return this;
+    }
+
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    public Builder failClosed(boolean failClosed) {
+      this.failClosed = failClosed;
+      return this;
+    }
+
+    /** Fixed window only: shifts each identity's window boundary by a hash of it. */
+    public Builder staggerWindows(boolean stagger) {
+      this.staggerWindows = stagger;
+      return this;
+    }
+
+    /**
+     * Builds the rule.
+     *
+     * @throws IllegalArgumentException if it has no tier, or a path key names no capture
+     */
+    public Rule build() {
+      if (tiers.isEmpty()) {
+        throw new IllegalArgumentException("tiers: at least one tier is required");
+      }
+      if (staggerWindows && algorithm != Algorithm.FIXED_WINDOW) {
+        throw new IllegalArgumentException("staggerWindows applies to the fixed window only");
+      }
+      return new Rule(this);
+    }
+  }
+}

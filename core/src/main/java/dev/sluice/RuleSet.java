@@ -1,0 +1,143 @@
+package dev.sluice;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Every rule of an API plus what they share: the trusted proxies, which header families a response
+ * carries, and the kill switch. Every matching rule applies to a request and all must pass.
+ * Immutable; built with {@link #builder()}.
+ */
+public final class RuleSet {
+
+  private final List<Rule> rules;
+  private final List<String> trustedProxies;
+  private final Set<RateLimitHeaders.Family> headers;
+  private final RateLimitHeaders.ResetFormat resetFormat;
+  private final boolean enabled;
+  final List<Cidr> trusted;
+
+  private RuleSet(Builder b) {
+    this.rules = List.copyOf(b.rules);
+    this.trustedProxies = List.copyOf(b.trustedProxies);
+    this.headers = Set.copyOf(b.headers);
+    this.resetFormat = b.resetFormat;
+    this.enabled = b.enabled;
+    this.trusted = b.trustedProxies.stream().map(Cidr::parse).toList();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding this rule set's settings, to derive a changed copy. */
+  public Builder toBuilder() {
+    Builder b = new Builder().trustedProxies(trustedProxies).resetFormat(resetFormat).enabled(enabled);
+    b.headers.clear();
+    b.headers.addAll(headers);
+    rules.forEach(b::rule);
+    return b;
+  }
+
+  public List<Rule> rules() {
+    return rules;
+  }
+
+  public List<String> trustedProxies() {
+    return trustedProxies;
+  }
+
+  public Set<RateLimitHeaders.Family> headers() {
+    return headers;
+  }
+
+  public RateLimitHeaders.ResetFormat resetFormat() {
+    return resetFormat;
+  }
+
+  /** False when the kill switch is thrown: nothing is limited, nothing is counted. */
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** The rule with this id, or null. */
+  public Rule rule(String id) {
+    for (Rule r : rules) {
+      if (r.id().equals(id)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder(enabled ? "" : "(kill switch on) ");
+    for (Rule r : rules) {
+      sb.append(r).append('\n');
+    }
+    return sb.toString();
+  }
+
+  /** Configures a {@link RuleSet}. */
+  public static final class Builder {
+    private final List<Rule> rules = new ArrayList<>();
+    private final Set<String> ids = new HashSet<>();
+    private List<String> trustedProxies = List.of();
+    private final Set<RateLimitHeaders.Family> headers = EnumSet.allOf(RateLimitHeaders.Family.class);
+    private RateLimitHeaders.ResetFormat resetFormat = RateLimitHeaders.ResetFormat.DELTA_SECONDS;
+    private boolean enabled = true;
+
+    private Builder() {}
+
+    /**
+     * Adds a rule.
+     *
+     * @throws IllegalArgumentException if a rule with the same id is already there
+     */
+    public Builder rule(Rule rule) {
+      Objects.requireNonNull(rule, "rule");
+      if (!ids.add(rule.id())) {
+        throw new IllegalArgumentException("duplicate rule id '" + rule.id() + "'");
+      }
+      rules.add(rule);
+      return this;
+    }
+
+    /** Proxies (CIDRs) whose Forwarded / X-Forwarded-For headers are believed. None by default. */
+    public Builder trustedProxies(List<String> cidrs) {
+      for (String c : cidrs) {
+        Cidr.parse(c);
+      }
+      this.trustedProxies = List.copyOf(cidrs);
+      return this;
+    }
+
+    /** Which header families responses carry; both by default. */
+    public Builder headers(Set<RateLimitHeaders.Family> families) {
+      headers.clear();
+      headers.addAll(families);
+      return this;
+    }
+
+    /** How {@code X-RateLimit-Reset} is written; delta seconds by default. */
+    public Builder resetFormat(RateLimitHeaders.ResetFormat format) {
+      this.resetFormat = Objects.requireNonNull(format, "resetFormat");
+      return this;
+    }
+
+    /** False throws the kill switch: nothing is limited. */
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    public RuleSet build() {
+      return new RuleSet(this);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+package dev.sluice;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.ReferenceCounterStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RequestLimiterTest {
+
+  private final FakeClock clock = new FakeClock();
+  private final ReferenceCounterStore store = new ReferenceCounterStore();
+
+  private static final Rule PER_KEY = Rule.builder("per-key").path("/api/**").key("header:X-Api-Key")
+      .algorithm(Algorithm.FIXED_WINDOW).tier(2, Duration.ofMinutes(1)).build();
+  private static final Rule CUSTOMER = Rule.builder("customer").path("/api/**").key("header:X-Customer-Id")
+      .algorithm(Algorithm.FIXED_WINDOW).tier(3, Duration.ofMinutes(1)).build();
+
+  private RequestLimiter limiter(Rule... rules) {
+    RuleSet.Builder b = RuleSet.builder().trustedProxies(List.of("10.0.0.0/8"));
+    for (Rule r : rules) {
+      b.rule(r);
+    }
+    return RequestLimiter.builder(store).rules(b.build()).clock(clock).build();
+  }
+
+  private static TestRequest call(String key, String customer) {
+    return TestRequest.get("/api/v1/report").header("X-Api-Key", key).header("X-Customer-Id", customer);
+  }
+
+  @Test
+  void aCustomerWideRuleCapsSeveralKeysTogether() {
+    RequestLimiter l = limiter(PER_KEY, CUSTOMER);
+    assertTrue(l.decide(call("k1", "acme")).allowed());
+    assertTrue(l.decide(call("k1", "acme")).allowed());
+    Decision third = l.decide(call("k1", "acme"));
+    assertFalse(third.allowed());
+    assertEquals("per-key", third.policy());
+    assertTrue(l.decide(call("k2", "acme")).allowed(), "k1's rejection did not eat acme's quota");
+    Decision capped = l.decide(call("k2", "acme"));
+    assertFalse(capped.allowed());
+    assertEquals("customer", capped.policy());
+    assertTrue(l.decide(call("k3", "other")).allowed(), "another customer is apart");
+    assertEquals(1, store.incrementCalls() - 5, "one batched store call per request, whatever the rules");
+  }
+
+  @Test
+  void aRequestNoKeySourceIdentifiesIsNotLimitedByThatRule() {
+    RequestLimiter l = limiter(PER_KEY);
+    for (int i = 0; i < 10; i++) {
+      assertNull(l.decide(TestRequest.get("/api/v1/report")));
+    }
+    assertEquals(0, store.incrementCalls());
+  }
+
+  @Test
+  void theFirstKeySourceThatYieldsAValueWins() {
+    Rule r = Rule.builder("r").key("user", "ip").tier(1, Duration.ofMinutes(1)).build();
+    RequestLimiter l = limiter(r);
+    assertTrue(l.decide(TestRequest.get("/x").user("alice").from("192.0.2.5")).allowed());
+    assertTrue(l.decide(TestRequest.get("/x").from("192.0.2.5")).allowed(), "ip=… is not user=…");
+    assertFalse(l.decide(TestRequest.get("/x").user("alice").from("192.0.2.6")).allowed());
+    assertFalse(l.decide(TestRequest.get("/x").from("192.0.2.5")).allowed());
+  }
+
+  @Test
+  void pathCapturesAndMethodsSelectTheRule() {
+    Rule r = Rule.builder("product").methods("get").path("/v1/organizations/{orgId}/product/*")
+        .key("path:orgId").tier(1, Duration.ofMinutes(1)).build();
+    RequestLimiter l = limiter(r);
+    assertTrue(l.decide(TestRequest.get("/v1/organizations/1/product/a")).allowed());
+    assertFalse(l.decide(TestRequest.get("/v1/organizations/1/product/b")).allowed(), "same org, another product");
+    assertTrue(l.decide(TestRequest.get("/v1/organizations/2/product/a")).allowed());
+    assertNull(l.decide(new TestRequest("PUT", "/v1/organizations/1/product/a")));
+    assertFalse(l.decide(TestRequest.get("//v1/organizations/1/product/a/")).allowed(), "spelling");
+  }
+
+  @Test
+  void aSpoofedForwardedForFromAnUntrustedPeerChangesNothing() {
+    Rule r = Rule.builder("ip").key("ip").tier(1, Duration.ofMinutes(1)).build();
+    RequestLimiter l = limiter(r);
+    assertTrue(l.decide(TestRequest.get("/").from("203.0.113.1")).allowed());
+    for (int i = 0; i < 20; i++) {
+      assertFalse(l.decide(TestRequest.get("/").from("203.0.113.1").header("X-Forwarded-For", "1.1.1." + i)).allowed());
+    }
+    assertTrue(l.decide(TestRequest.get("/").from("10.0.0.1").header("X-Forwarded-For", "198.51.100.1")).allowed());
+    assertFalse(l.decide(TestRequest.get("/").from("10.0.0.9").header("X-Forwarded-For", "198.51.100.1")).allowed(),
+        "the client behind two proxies is the same client");
+  }
+
+  @Test
+  void shadowRulesCountAndReportButNeverReject() {
+    Rule shadow = Rule.builder("dark").key("ip").tier(1, Duration.ofMinutes(1)).shadow(true).build();
+    RequestLimiter l = limiter(shadow);
+    assertTrue(l.decide(TestRequest.get("/")).allowed());
+    Decision d = l.decide(TestRequest.get("/"));
+    assertTrue(d.allowed());
+    assertTrue(d.shadowRejected());
+  }
+
+  @Test
+  void theKillSwitchAndPerRuleSwitchesChangeAtRuntime() {
+    RequestLimiter l = limiter(Rule.builder("r").key("ip").tier(1, Duration.ofMinutes(1)).build());
+    l.decide(TestRequest.get("/"));
+    assertFalse(l.decide(TestRequest.get("/")).allowed());
+    l.setEnabled(false);
+    assertNull(l.decide(TestRequest.get("/")));
+    l.setEnabled(true);
+    l.setRuleShadow("r", true);
+    assertTrue(l.decide(TestRequest.get("/")).allowed());
+    l.setRuleShadow("r", false);
+    l.setRuleEnabled("r", false);
+    assertNull(l.decide(TestRequest.get("/")));
+    assertThrows(IllegalArgumentException.class, () -> l.setRuleEnabled("nope", true));
+  }
+
+  @Test
+  void aQuotaAttributeOverridesTheLimitPerIdentity() {
+    Rule r = Rule.builder("r").key("user").tier(2, Duration.ofMinutes(1)).tier(10, Duration.ofHours(1)).build();
+    RequestLimiter l = RequestLimiter.builder(store).rules(RuleSet.builder().rule(r).build()).clock(clock)
+        .quotaResolver(QuotaResolver.attribute("quota")).build();
+    for (int i = 0; i < 5; i++) {
+      assertTrue(l.decide(TestRequest.get("/").user("gold").attribute("quota", 5)).allowed());
+    }
+    Decision d = l.decide(TestRequest.get("/").user("gold").attribute("quota", "5"));
+    assertFalse(d.allowed());
+    assertEquals(5, d.limit());
+    assertEquals(25, d.quotas().get(1).limit(), "other tiers scale with it");
+    l.decide(TestRequest.get("/").user("plain").attribute("quota", "junk"));
+    l.decide(TestRequest.get("/").user("plain"));
+    assertFalse(l.decide(TestRequest.get("/").user("plain")).allowed());
+  }
+
+  @Test
+  void listenersHearEveryDecisionWithTheRulesThatApplied() {
+    List<String> heard = new ArrayList<>();
+    RequestLimiter l = RequestLimiter.builder(store)
+        .rules(RuleSet.builder().rule(PER_KEY).rule(CUSTOMER).build()).clock(clock)
+        .listener((rules, d, nanos) -> heard.add(rules + " " + d.allowed() + " " + (nanos >= 0))).build();
+    l.decide(call("k", "c"));
+    l.decide(call("k", "c"));
+    l.decide(call("k", "c"));
+    l.decide(call("k", "c"));
+    assertEquals(List.of("[per-key, customer] true true", "[per-key, customer] true true",
+        "[per-key, customer] false true", "[per-key, customer] false false"), heard);
+  }
+
+  @Test
+  void rulesAreCheckedWhenBuilt() {
+    assertEquals("duplicate rule id 'per-key'", assertThrows(IllegalArgumentException.class,
+        () -> RuleSet.builder().rule(PER_KEY).rule(PER_KEY)).getMessage());
+    assertThrows(IllegalArgumentException.class, () -> Rule.builder("r").key("cookie:x"));
+    assertThrows(IllegalArgumentException.class,
+        () -> Rule.builder("r").path("/a/{id}").key("path:other").tier(1, Duration.ofSeconds(1)).build());
+    assertThrows(IllegalArgumentException.class, () -> RuleSet.builder().trustedProxies(List.of("10.0.0.0/99")));
+    assertThrows(IllegalArgumentException.class, () -> Rule.builder("r").build());
+  }
+}

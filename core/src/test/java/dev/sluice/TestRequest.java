@@ -1,0 +1,76 @@
+package dev.sluice;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** A request for tests, built fluently. */
+final class TestRequest implements RequestInfo {
+  private final String method;
+  private final String path;
+  private final Map<String, List<String>> headers = new HashMap<>();
+  private final Map<String, Object> attributes = new HashMap<>();
+  private String remote = "192.0.2.1";
+  private String principal;
+
+  TestRequest(String method, String path) {
+    this.method = method;
+    this.path = path;
+  }
+
+  static TestRequest get(String path) {
+    return new TestRequest("GET", path);
+  }
+
+  TestRequest header(String name, String value) {
+    headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(value);
+    return this;
+  }
+
+  TestRequest from(String address) {
+    this.remote = address;
+    return this;
+  }
+
+  TestRequest user(String name) {
+    this.principal = name;
+    return this;
+  }
+
+  TestRequest attribute(String name, Object value) {
+    attributes.put(name, value);
+    return this;
+  }
+
+  @Override
+  public String method() {
+    return method;
+  }
+
+  @Override
+  public String path() {
+    return path;
+  }
+
+  @Override
+  public List<String> headers(String name) {
+    return headers.getOrDefault(name.toLowerCase(Locale.ROOT), List.of());
+  }
+
+  @Override
+  public String remoteAddress() {
+    return remote;
+  }
+
+  @Override
+  public String principal() {
+    return principal;
+  }
+
+  @Override
+  public Object attribute(String name) {
+    return attributes.get(name);
+  }
+}

@@ -1,0 +1,136 @@
+package dev.sluice.bench;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.store.inmemory.InMemoryCounterStore;
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One per-key decision in memory, clock read and key lookup included: Sluice against the limiters a
+ * user would otherwise pick, each keeping one limiter per key in a map. {@code allow}: limits so
+ * high every call passes; {@code reject}: every key already over its limit.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+@State(Scope.Benchmark)
+public class InMemoryDecisionBenchmark {
+
+  @Param({"sluice-sliding", "sluice-fixed", "bucket4j", "resilience4j", "guava"})
+  public String limiter;
+
+  @Param({"1", "100000"})
+  public int keys;
+
+  @Param({"allow", "reject"})
+  public String path;
+
+  private String[] names;
+  private Predicate<String> decide;
+
+  @State(Scope.Thread)
+  public static class Cursor {
+    int next;
+  }
+
+  @Setup(Level.Trial)
+  public void setUp() {
+    names = new String[keys];
+    for (int i = 0; i < keys; i++) {
+      names[i] = "client-" + i;
+    }
+    boolean allow = path.equals("allow");
+    // Allow: a billion a second (the most Bucket4j accepts), never reached here.
+    long limit = allow ? 1_000_000_000L : 1;
+    Duration period = allow ? Duration.ofSeconds(1) : Duration.ofHours(1);
+    decide = switch (limiter) {
+      case "sluice-sliding" -> sluice(RateLimiter.slidingWindow(store()).tier(limit, period)
+          .denyCacheSize(denyCache()).build());
+      case "sluice-fixed" -> sluice(RateLimiter.fixedWindow(store()).tier(limit, period)
+          .denyCacheSize(denyCache()).build());
+      case "bucket4j" -> perKey(k -> Bucket.builder()
+          .addLimit(Bandwidth.builder().capacity(limit).refillGreedy(limit, period).build()).build(),
+          b -> b.tryConsume(1));
+      case "resilience4j" -> perKey(k -> new AtomicRateLimiter(k, RateLimiterConfig.custom()
+          .limitForPeriod((int) Math.min(Integer.MAX_VALUE, limit)).limitRefreshPeriod(period)
+          .timeoutDuration(Duration.ZERO).build()), AtomicRateLimiter::acquirePermission);
+      case "guava" -> perKey(k -> com.google.common.util.concurrent.RateLimiter.create(
+          allow ? 1e9 : 1e-9), com.google.common.util.concurrent.RateLimiter::tryAcquire);
+      default -> throw new IllegalArgumentException(limiter);
+    };
+    // Every key takes its first permit before measuring: on the reject path it is then over its limit.
+    for (String k : names) {
+      decide.test(k);
+    }
+    if (!allow && decide.test(names[0])) {
+      throw new IllegalStateException(limiter + " should reject");
+    }
+    if (allow && !decide.test(names[0])) {
+      throw new IllegalStateException(limiter + " should allow");
+    }
+  }
+
+  /** Room for every key: a rejected key is then answered without a store call. */
+  private int denyCache() {
+    return Math.max(RateLimiter.Builder.DEFAULT_DENY_CACHE_SIZE, 2 * keys);
+  }
+
+  private InMemoryCounterStore store() {
+    return InMemoryCounterStore.builder().maximumCounters(Math.max(1_000, 2L * keys)).build();
+  }
+
+  private static Predicate<String> sluice(RateLimiter l) {
+    return k -> l.tryAcquire(k).allowed();
+  }
+
+  private static <T> Predicate<String> perKey(java.util.function.Function<String, T> create, Predicate<T> acquire) {
+    ConcurrentHashMap<String, T> map = new ConcurrentHashMap<>();
+    return k -> acquire.test(map.computeIfAbsent(k, create));
+  }
+
+  private boolean next(Cursor c) {
+    int i = c.next;
+    c.next = i + 1 == keys ? 0 : i + 1;
+    return decide.test(names[i]);
+  }
+
+  @Benchmark
+  @Threads(1)
+  public boolean oneThread(Cursor c) {
+    return next(c);
+  }
+
+  @Benchmark
+  @Threads(2)
+  public boolean twoThreads(Cursor c) {
+    return next(c);
+  }
+
+  /** Contention on one hot key (run with keys=1). */
+  @Benchmark
+  @Threads(4)
+  public boolean fourThreads(Cursor c) {
+    return next(c);
+  }
+}

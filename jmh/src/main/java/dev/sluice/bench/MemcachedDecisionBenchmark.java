@@ -1,0 +1,114 @@
+package dev.sluice.bench;
+
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.memcached.MemcachedServer;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import net.spy.memcached.AddrUtil;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.DefaultHashAlgorithm;
+import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * A decision on the memcached store against the floor: one plain spymemcached {@code incr} on the
+ * same kind of client (binary protocol, Ketama, no Nagle). Starts its own memcached when the binary
+ * is on the PATH, or uses {@code -Dsluice.memcached=host:port}.
+ */
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+@State(Scope.Benchmark)
+public class MemcachedDecisionBenchmark {
+
+  private MemcachedServer server;
+  private MemcachedCounterStore store;
+  private MemcachedClient raw;
+  private RateLimiter oneTier;
+  private RateLimiter twoTiers;
+  private RateLimiter threeTiers;
+  private final String[] keys = new String[1_000];
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() throws IOException {
+    String address = System.getProperty("sluice.memcached");
+    if (address == null) {
+      server = MemcachedServer.start();
+      address = server.address();
+    }
+    store = MemcachedCounterStore.builder().servers(address).operationTimeout(Duration.ofMillis(50)).build();
+    raw = new MemcachedClient(new ConnectionFactoryBuilder()
+        .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH).setFailureMode(FailureMode.Cancel)
+        .setUseNagleAlgorithm(false).setDaemon(true).build(), AddrUtil.getAddresses(address));
+    long high = 1_000_000_000L;
+    oneTier = RateLimiter.slidingWindow(store).id("one").tier(high, Duration.ofSeconds(1)).build();
+    twoTiers = RateLimiter.slidingWindow(store).id("two").tier(high, Duration.ofSeconds(1))
+        .tier(high, Duration.ofMinutes(1)).build();
+    threeTiers = RateLimiter.slidingWindow(store).id("three").tier(high, Duration.ofSeconds(1))
+        .tier(high, Duration.ofMinutes(1)).tier(high, Duration.ofHours(1)).build();
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = "client-" + i;
+    }
+    Decision d = twoTiers.tryAcquire("check");
+    if (!d.allowed() || d.storeFailed()) {
+      throw new IllegalStateException("memcached at " + address + " did not answer: " + d);
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    raw.shutdown(1, TimeUnit.SECONDS);
+    store.close();
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private String key() {
+    int i = next;
+    next = i + 1 == keys.length ? 0 : i + 1;
+    return keys[i];
+  }
+
+  /** The headline: sliding window, 2 tiers, on memcached. */
+  @Benchmark
+  public Decision sluiceDecision() {
+    return twoTiers.tryAcquire(key());
+  }
+
+  @Benchmark
+  public Decision sluiceOneTier() {
+    return oneTier.tryAcquire(key());
+  }
+
+  @Benchmark
+  public Decision sluiceThreeTiers() {
+    return threeTiers.tryAcquire(key());
+  }
+
+  /** The floor: one incr, one round trip, nothing else. */
+  @Benchmark
+  public long rawIncr() throws Exception {
+    return raw.asyncIncr("raw:" + key(), 1L, 1L, 60).get(1, TimeUnit.SECONDS);
+  }
+}
