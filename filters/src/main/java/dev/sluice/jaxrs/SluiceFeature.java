@@ -1,0 +1,171 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.DecisionListener;
+import dev.sluice.QuotaResolver;
+import dev.sluice.RequestLimiter;
+import dev.sluice.RuleSet;
+import dev.sluice.rules.RulesFile;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.spi.CounterStore;
+import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.core.Feature;
+import jakarta.ws.rs.core.FeatureContext;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * Rate limiting for a JAX-RS application, registered in one line:
+ *
+ * <pre>{@code
+ * register(SluiceFeature.fromYaml(Path.of("rules.yaml"), store));
+ * }</pre>
+ *
+ * <p>Rules from the rules set are enforced before resource matching; {@link RateLimited} on resources
+ * after it. Every limited response carries the rate-limit headers; a rejected one is a 429 (503 when
+ * the store failed and the rule fails closed) with a problem+json body. The rules file is watched
+ * and a valid edit takes effect at once; {@link #limiter()} gives the runtime switches.
+ *
+ * <p>JAX-RS has no standard way to read the client's address: by default the {@code ip} key reads
+ * the request property {@value #REMOTE_ADDRESS_PROPERTY}, which a container-specific filter sets;
+ * or pass {@link Builder#remoteAddress}.
+ */
+public final class SluiceFeature implements Feature, AutoCloseable {
+
+  /** The request property the default {@code ip} lookup reads. */
+  public static final String REMOTE_ADDRESS_PROPERTY = "dev.sluice.remoteAddress";
+
+  private final RequestLimiter limiter;
+  private final RulesFile watcher;
+  private final Builder config;
+
+  private SluiceFeature(Builder b, RuleSet rules) {
+    this.config = b;
+    this.limiter = limiter(b, rules);
+    this.watcher = b.rulesFile == null ? null : RulesFile.watch(b.rulesFile, limiter, b.watchInterval);
+  }
+
+  /**
+   * Enforces the rules in {@code rulesFile}, counted in {@code store}; the file is checked for
+   * edits every second.
+   *
+   * @throws dev.sluice.rules.RulesException naming the line and field of a bad file
+   */
+  public static SluiceFeature fromYaml(Path rulesFile, CounterStore store) {
+    return builder(store).rulesFile(rulesFile).build();
+  }
+
+  public static Builder builder(CounterStore store) {
+    return new Builder(store);
+  }
+
+  /** The limiter behind the rules set: its kill switch, rule switches and {@code update}. */
+  public RequestLimiter limiter() {
+    return limiter;
+  }
+
+  @Override
+  public boolean configure(FeatureContext context) {
+    context.register(new SluiceRequestFilter(limiter, config.remoteAddress), Priorities.AUTHENTICATION + 50);
+    context.register(new SluiceResponseFilter(limiter), Priorities.HEADER_DECORATOR);
+    context.register(new RateLimitedFeature(rules -> limiter(config, rules), limiter::rules,
+        config.remoteAddress));
+    return true;
+  }
+
+  /** Stops watching the rules file. */
+  @Override
+  public void close() {
+    if (watcher != null) {
+      watcher.close();
+    }
+  }
+
+  private static RequestLimiter limiter(Builder b, RuleSet rules) {
+    return RequestLimiter.builder(b.store).rules(rules).clock(b.clock).quotaResolver(b.quotas)
+        .listener(b.listener).denyCacheSize(b.denyCacheSize).build();
+  }
+
+  private static String propertyAddress(ContainerRequestContext ctx) {
+    Object v = ctx.getProperty(REMOTE_ADDRESS_PROPERTY);
+    return v == null ? null : v.toString();
+  }
+
+  /** Configures a {@link SluiceFeature}. */
+  public static final class Builder {
+    private final CounterStore store;
+    private RuleSet rules = RuleSet.builder().build();
+    private Path rulesFile;
+    private Duration watchInterval = Duration.ofSeconds(1);
+    private InstantSource clock = InstantSource.system();
+    private QuotaResolver quotas = QuotaResolver.NONE;
+    private DecisionListener listener = DecisionListener.NONE;
+    private int denyCacheSize = dev.sluice.RateLimiter.Builder.DEFAULT_DENY_CACHE_SIZE;
+    private Function<ContainerRequestContext, String> remoteAddress = SluiceFeature::propertyAddress;
+
+    private Builder(CounterStore store) {
+      this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /** Rules given in code. */
+    public Builder rules(RuleSet rules) {
+      this.rules = Objects.requireNonNull(rules, "rules");
+      this.rulesFile = null;
+      return this;
+    }
+
+    /** Rules read from a YAML file, and watched. */
+    public Builder rulesFile(Path file) {
+      this.rulesFile = Objects.requireNonNull(file, "rulesFile");
+      return this;
+    }
+
+    /** How often the rules file is checked; 1 s by default, zero for never. */
+    public Builder watchInterval(Duration interval) {
+      if (interval.isNegative()) {
+        throw new IllegalArgumentException("watchInterval must be >= 0");
+      }
+      this.watchInterval = interval;
+      return this;
+    }
+
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    public Builder quotaResolver(QuotaResolver quotas) {
+      this.quotas = Objects.requireNonNull(quotas, "quotaResolver");
+      return this;
+    }
+
+    /** Hears every decision, e.g. {@code new MicrometerListener(registry)}. */
+    public Builder listener(DecisionListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    public Builder denyCacheSize(int size) {
+      this.denyCacheSize = size;
+      return this;
+    }
+
+    /** How to find the peer's address in a request (see the class comment). */
+    public Builder remoteAddress(Function<ContainerRequestContext, String> remoteAddress) {
+      this.remoteAddress = Objects.requireNonNull(remoteAddress, "remoteAddress");
+      return this;
+    }
+
+    /**
+     * Builds the feature, reading the rules file if one was given.
+     *
+     * @throws dev.sluice.rules.RulesException naming the line and field of a bad file
+     */
+    public SluiceFeature build() {
+      return new SluiceFeature(this, rulesFile == null ? rules : YamlRules.load(rulesFile));
+    }
+  }
+}

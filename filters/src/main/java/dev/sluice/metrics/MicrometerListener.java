@@ -1,0 +1,67 @@
+package dev.sluice.metrics;
+
+import dev.sluice.Decision;
+import dev.sluice.DecisionListener;
+import dev.sluice.Quota;
+import dev.sluice.StoreStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Counts decisions in Micrometer: {@code sluice.requests} tagged {@code rule} and {@code outcome}
+ * ({@code allowed}, {@code rejected}, {@code shadow-rejected}, {@code failed-open}, {@code
+ * failed-closed}), and times store calls as {@code sluice.store.calls}. Needs micrometer-core on the
+ * class path (an optional dependency of this module). Thread-safe.
+ */
+public final class MicrometerListener implements DecisionListener {
+
+  private final MeterRegistry registry;
+  private final Timer storeCalls;
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+  public MicrometerListener(MeterRegistry registry) {
+    this.registry = registry;
+    this.storeCalls = Timer.builder("sluice.store.calls").description("Counter store calls, one per decision")
+        .register(registry);
+  }
+
+  @Override
+  public void onDecision(List<String> rules, Decision d, long storeNanos) {
+    if (storeNanos >= 0) {
+      storeCalls.record(storeNanos, TimeUnit.NANOSECONDS);
+    }
+    if (d.fromDenyCache()) {
+      count(d.policy(), "rejected");
+      return;
+    }
+    for (String rule : rules) {
+      count(rule, outcome(rule, d));
+    }
+  }
+
+  private static String outcome(String rule, Decision d) {
+    if (d.storeStatus() == StoreStatus.FAILED_OPEN) {
+      return "failed-open";
+    }
+    if (d.storeStatus() == StoreStatus.FAILED_CLOSED) {
+      return "failed-closed";
+    }
+    for (Quota q : d.quotas()) {
+      if (q.policy().equals(rule) && q.exceeded()) {
+        return q.shadow() ? "shadow-rejected" : "rejected";
+      }
+    }
+    return "allowed";
+  }
+
+  private void count(String rule, String outcome) {
+    counters.computeIfAbsent(rule + '\u0000' + outcome, k -> Counter.builder("sluice.requests")
+        .description("Rate-limited requests by rule and outcome").tag("rule", rule).tag("outcome", outcome)
+        .register(registry)).increment();
+  }
+}

@@ -1,0 +1,387 @@
+package dev.sluice.rules;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimitHeaders;
+import dev.sluice.Rule;
+import dev.sluice.RuleSet;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+
+/**
+ * Reads a rules file (the shape in DESIGN.md). Every error names the file, line and field:
+ *
+ * <pre>{@code
+ * defaults: { algorithm: sliding-window, key: [user, ip], onStoreFailure: allow }
+ * headers: [x-ratelimit, ietf]
+ * resetFormat: delta            # or epoch
+ * trustedProxies: [10.0.0.0/8]
+ * enabled: true                 # false throws the kill switch
+ * rules:
+ *   - id: get-product
+ *     match: { methods: [GET], path: "/v1/organizations/{orgId}/product/*" }   # or prefix: /api
+ *     key: [path:orgId]
+ *     tiers: [ { limit: 1000, period: 10s }, { limit: 50, period: 1s } ]
+ *     shadow: false
+ *     enabled: true
+ * }</pre>
+ *
+ * Periods are a whole number with a unit: {@code ms}, {@code s}, {@code m}, {@code h} or {@code d}.
+ * Stateless.
+ */
+public final class YamlRules {
+
+  private static final Pattern PERIOD = Pattern.compile("(\\d{1,12})\\s*(ms|s|m|h|d)");
+
+  private YamlRules() {}
+
+  /**
+   * Reads a rules file.
+   *
+   * @throws RulesException naming the line and field at fault
+   * @throws UncheckedIOException if the file cannot be read
+   */
+  public static RuleSet load(Path file) {
+    try {
+      return parse(Files.readString(file, StandardCharsets.UTF_8), file.toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read rules file " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Reads rules from a class path resource such as {@code sluice-rules.yaml}. */
+  public static RuleSet loadResource(String resource) {
+    try (InputStream in = YamlRules.class.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new UncheckedIOException(new IOException("no class path resource " + resource));
+      }
+      return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), resource);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Reads rules from text; {@code name} stands for the file in error messages.
+   *
+   * @throws RulesException naming the line and field at fault
+   */
+  public static RuleSet parse(String yaml, String name) {
+    Node root;
+    try {
+      LoaderOptions options = new LoaderOptions();
+      options.setAllowDuplicateKeys(false);
+      options.setMaxAliasesForCollections(10);
+      root = new Yaml(new SafeConstructor(options)).compose(new StringReader(yaml));
+    } catch (MarkedYAMLException e) {
+      int line = e.getProblemMark() == null ? 1 : e.getProblemMark().getLine() + 1;
+      throw new RulesException(name, line, "(syntax)", e.getProblem());
+    } catch (RuntimeException e) {
+      throw new RulesException(name, 1, "(syntax)", String.valueOf(e.getMessage()));
+    }
+    if (root == null) {
+      throw new RulesException(name, 1, "rules", "the file is empty");
+    }
+    return new Reader(name).ruleSet(root);
+  }
+
+  /** Parses {@code 10s}, {@code 5m}, {@code 1h}, {@code 500ms}, {@code 1d}; null if malformed. */
+  static Duration period(String text) {
+    Matcher m = PERIOD.matcher(text.trim());
+    if (!m.matches()) {
+      return null;
+    }
+    long n = Long.parseLong(m.group(1));
+    return switch (m.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
+    };
+  }
+
+  /** Walks the node tree, keeping the path of the field it is in for error messages. */
+  private static final class Reader {
+    private final String file;
+    private Algorithm defaultAlgorithm = Algorithm.SLIDING_WINDOW;
+    private List<String> defaultKey = Rule.DEFAULT_KEY;
+    private boolean defaultFailClosed;
+
+    Reader(String file) {
+      this.file = file;
+    }
+
+    RuntimeException error(Node node, String field, String problem) {
+      return new RulesException(file, node.getStartMark().getLine() + 1, field, problem);
+    }
+
+    RuleSet ruleSet(Node root) {
+      Map<String, Node> top = mapping(root, "(top level)",
+          Set.of("defaults", "headers", "resetFormat", "trustedProxies", "enabled", "rules"));
+      RuleSet.Builder b = RuleSet.builder();
+      if (top.containsKey("defaults")) {
+        defaults(top.get("defaults"));
+      }
+      if (top.containsKey("headers")) {
+        Set<RateLimitHeaders.Family> families = EnumSet.noneOf(RateLimitHeaders.Family.class);
+        List<Node> items = sequence(top.get("headers"), "headers");
+        for (int i = 0; i < items.size(); i++) {
+          String f = "headers[" + i + "]";
+          String v = scalar(items.get(i), f).toLowerCase(Locale.ROOT);
+          switch (v) {
+            case "x-ratelimit" -> families.add(RateLimitHeaders.Family.X_RATELIMIT);
+            case "ietf" -> families.add(RateLimitHeaders.Family.IETF);
+            default -> throw error(items.get(i), f, "unknown header family '" + v + "' (use x-ratelimit or ietf)");
+          }
+        }
+        b.headers(families);
+      }
+      if (top.containsKey("resetFormat")) {
+        Node n = top.get("resetFormat");
+        String v = scalar(n, "resetFormat");
+        b.resetFormat(switch (v) {
+          case "delta" -> RateLimitHeaders.ResetFormat.DELTA_SECONDS;
+          case "epoch" -> RateLimitHeaders.ResetFormat.EPOCH_SECONDS;
+          default -> throw error(n, "resetFormat", "unknown reset format '" + v + "' (use delta or epoch)");
+        });
+      }
+      if (top.containsKey("trustedProxies")) {
+        List<Node> items = sequence(top.get("trustedProxies"), "trustedProxies");
+        List<String> cidrs = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+          String f = "trustedProxies[" + i + "]";
+          String v = scalar(items.get(i), f);
+          check(items.get(i), f, () -> RuleSet.builder().trustedProxies(List.of(v)));
+          cidrs.add(v);
+        }
+        b.trustedProxies(cidrs);
+      }
+      if (top.containsKey("enabled")) {
+        b.enabled(bool(top.get("enabled"), "enabled"));
+      }
+      Node rulesNode = top.get("rules");
+      if (rulesNode == null) {
+        throw error(root, "rules", "missing: a rules file needs a list of rules (it may be empty: rules: [])");
+      }
+      List<Node> rules = sequence(rulesNode, "rules");
+      Map<String, Integer> seen = new HashMap<>();
+      for (int i = 0; i < rules.size(); i++) {
+        Rule r = rule(rules.get(i), "rules[" + i + "]");
+        Integer before = seen.putIfAbsent(r.id(), i);
+        if (before != null) {
+          throw error(rules.get(i), "rules[" + i + "].id", "duplicate rule id '" + r.id() + "' (also rules[" + before + "])");
+        }
+        b.rule(r);
+      }
+      return b.build();
+    }
+
+    void defaults(Node node) {
+      Map<String, Node> m = mapping(node, "defaults", Set.of("algorithm", "key", "onStoreFailure"));
+      if (m.containsKey("algorithm")) {
+        defaultAlgorithm = algorithm(m.get("algorithm"), "defaults.algorithm");
+      }
+      if (m.containsKey("key")) {
+        defaultKey = keys(m.get("key"), "defaults.key");
+      }
+      if (m.containsKey("onStoreFailure")) {
+        defaultFailClosed = failClosed(m.get("onStoreFailure"), "defaults.onStoreFailure");
+      }
+    }
+
+    Rule rule(Node node, String f) {
+      Map<String, Node> m = mapping(node, f, Set.of("id", "match", "key", "algorithm", "tiers", "shadow",
+          "enabled", "onStoreFailure", "staggerWindows"));
+      Node idNode = require(m, node, f, "id");
+      String id = scalar(idNode, f + ".id");
+      Rule.Builder b = check(idNode, f + ".id", () -> Rule.builder(id));
+      Algorithm algorithm = m.containsKey("algorithm") ? algorithm(m.get("algorithm"), f + ".algorithm") : defaultAlgorithm;
+      b.algorithm(algorithm);
+      if (m.containsKey("match")) {
+        match(m.get("match"), f + ".match", b);
+      }
+      List<String> key = m.containsKey("key") ? keys(m.get("key"), f + ".key") : defaultKey;
+      Node keyNode = m.getOrDefault("key", node);
+      check(keyNode, f + ".key", () -> b.key(key.toArray(new String[0])));
+      Node tiersNode = require(m, node, f, "tiers");
+      List<Node> tiers = sequence(tiersNode, f + ".tiers");
+      if (tiers.isEmpty()) {
+        throw error(tiersNode, f + ".tiers", "at least one tier is required");
+      }
+      for (int i = 0; i < tiers.size(); i++) {
+        String tf = f + ".tiers[" + i + "]";
+        Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period"));
+        Node limitNode = require(t, tiers.get(i), tf, "limit");
+        String limitText = scalar(limitNode, tf + ".limit");
+        long limit;
+        try {
+          limit = Long.parseLong(limitText.trim());
+        } catch (NumberFormatException e) {
+          throw error(limitNode, tf + ".limit", "not a whole number: '" + limitText + "'");
+        }
+        if (limit <= 0) {
+          throw error(limitNode, tf + ".limit", "must be > 0 (was " + limit + ")");
+        }
+        Node periodNode = require(t, tiers.get(i), tf, "period");
+        String periodText = scalar(periodNode, tf + ".period");
+        Duration period = period(periodText);
+        if (period == null || period.isZero()) {
+          throw error(periodNode, tf + ".period", "bad period '" + periodText + "' (use e.g. 500ms, 10s, 5m, 1h, 1d)");
+        }
+        b.tier(limit, period);
+      }
+      b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
+      b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
+      b.failClosed(m.containsKey("onStoreFailure") ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
+          : defaultFailClosed);
+      if (m.containsKey("staggerWindows")) {
+        b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
+      }
+      return check(node, f, b::build);
+    }
+
+    void match(Node node, String f, Rule.Builder b) {
+      Map<String, Node> m = mapping(node, f, Set.of("methods", "path", "prefix"));
+      if (m.containsKey("methods")) {
+        List<Node> items = sequence(m.get("methods"), f + ".methods");
+        List<String> methods = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+          String v = scalar(items.get(i), f + ".methods[" + i + "]");
+          if (!v.matches("[A-Za-z]{1,20}")) {
+            throw error(items.get(i), f + ".methods[" + i + "]", "not an HTTP method: '" + v + "'");
+          }
+          methods.add(v);
+        }
+        b.methods(methods.toArray(new String[0]));
+      }
+      if (m.containsKey("path") && m.containsKey("prefix")) {
+        throw error(node, f, "give path or prefix, not both");
+      }
+      if (m.containsKey("path")) {
+        String p = scalar(m.get("path"), f + ".path");
+        check(m.get("path"), f + ".path", () -> b.path(p));
+      } else if (m.containsKey("prefix")) {
+        String p = scalar(m.get("prefix"), f + ".prefix");
+        check(m.get("prefix"), f + ".prefix", () -> b.pathPrefix(p));
+      }
+    }
+
+    Algorithm algorithm(Node node, String f) {
+      String v = scalar(node, f);
+      return switch (v.toLowerCase(Locale.ROOT)) {
+        case "sliding-window", "sliding" -> Algorithm.SLIDING_WINDOW;
+        case "fixed-window", "fixed" -> Algorithm.FIXED_WINDOW;
+        default -> throw error(node, f, "unknown algorithm '" + v + "' (use sliding-window or fixed-window)");
+      };
+    }
+
+    boolean failClosed(Node node, String f) {
+      String v = scalar(node, f);
+      return switch (v) {
+        case "allow" -> false;
+        case "reject" -> true;
+        default -> throw error(node, f, "unknown value '" + v + "' (use allow or reject)");
+      };
+    }
+
+    List<String> keys(Node node, String f) {
+      List<Node> items = node instanceof ScalarNode ? List.of(node) : sequence(node, f);
+      if (items.isEmpty()) {
+        throw error(node, f, "at least one key source is required");
+      }
+      List<String> out = new ArrayList<>();
+      for (int i = 0; i < items.size(); i++) {
+        String itemField = node instanceof ScalarNode ? f : f + "[" + i + "]";
+        String v = scalar(items.get(i), itemField);
+        check(items.get(i), itemField, () -> Rule.builder("check").key(v));
+        out.add(v);
+      }
+      return out;
+    }
+
+    boolean bool(Node node, String f) {
+      String v = scalar(node, f);
+      return switch (v) {
+        case "true" -> true;
+        case "false" -> false;
+        default -> throw error(node, f, "expected true or false, was '" + v + "'");
+      };
+    }
+
+    /** Runs a builder step, turning its IllegalArgumentException into a RulesException here. */
+    <T> T check(Node node, String f, java.util.function.Supplier<T> step) {
+      try {
+        return step.get();
+      } catch (RulesException e) {
+        throw e;
+      } catch (IllegalArgumentException e) {
+        throw error(node, f, e.getMessage());
+      }
+    }
+
+    Node require(Map<String, Node> m, Node parent, String f, String key) {
+      Node n = m.get(key);
+      if (n == null) {
+        throw error(parent, f + "." + key, "missing");
+      }
+      return n;
+    }
+
+    Map<String, Node> mapping(Node node, String f, Set<String> allowed) {
+      if (!(node instanceof MappingNode mn)) {
+        throw error(node, f, "expected a mapping");
+      }
+      Map<String, Node> out = new java.util.LinkedHashMap<>();
+      for (NodeTuple t : mn.getValue()) {
+        String k = scalar(t.getKeyNode(), f);
+        if (out.containsKey(k)) {
+          throw error(t.getKeyNode(), f.equals("(top level)") ? k : f + "." + k, "duplicate field");
+        }
+        if (!allowed.contains(k)) {
+          String where = f.equals("(top level)") ? k : f + "." + k;
+          throw error(t.getKeyNode(), where, "unknown field (expected one of " + new java.util.TreeSet<>(allowed) + ")");
+        }
+        out.put(k, t.getValueNode());
+      }
+      return out;
+    }
+
+    List<Node> sequence(Node node, String f) {
+      if (!(node instanceof SequenceNode sn)) {
+        throw error(node, f, "expected a list");
+      }
+      return sn.getValue();
+    }
+
+    String scalar(Node node, String f) {
+      if (!(node instanceof ScalarNode sn)) {
+        throw error(node, f, "expected a single value");
+      }
+      return sn.getValue();
+    }
+  }
+}

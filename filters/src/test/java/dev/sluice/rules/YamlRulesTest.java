@@ -1,0 +1,123 @@
+package dev.sluice.rules;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.RateLimitHeaders;
+import dev.sluice.Rule;
+import dev.sluice.RuleSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class YamlRulesTest {
+
+  static final String DESIGN_EXAMPLE = """
+      defaults:
+        algorithm: sliding-window        # or fixed-window
+        key: [user, header:X-Api-Key, ip]
+        onStoreFailure: allow            # or reject
+      headers: [x-ratelimit, ietf]       # which header families to emit
+      trustedProxies: [127.0.0.1/32, 10.0.0.0/8]
+      rules:
+        - id: get-product
+          match: { methods: [GET], path: "/v1/organizations/{orgId}/product/*" }
+          key: [path:orgId]
+          tiers:
+            - { limit: 1000, period: 10s }
+            - { limit: 50, period: 1s }
+        - id: customer-wide
+          match: { path: "/api/**" }
+          key: [header:X-Customer-Id]
+          tiers: [ { limit: 120, period: 1s } ]
+          shadow: true                   # count and report, never reject (dark launch)
+      """;
+
+  @Test
+  void theDesignExampleReads() {
+    RuleSet rules = YamlRules.parse(DESIGN_EXAMPLE, "rules.yaml");
+    assertEquals(List.of("127.0.0.1/32", "10.0.0.0/8"), rules.trustedProxies());
+    assertEquals(Set.of(RateLimitHeaders.Family.values()), rules.headers());
+    Rule product = rules.rule("get-product");
+    assertEquals(Set.of("GET"), product.methods());
+    assertEquals(List.of("path:orgId"), product.key());
+    assertEquals(Algorithm.SLIDING_WINDOW, product.algorithm());
+    assertEquals(Duration.ofSeconds(10), product.tiers().get(0).period());
+    assertEquals(50, product.tiers().get(1).limit());
+    assertTrue(rules.rule("customer-wide").shadow());
+    assertFalse(rules.rule("customer-wide").failClosed());
+    assertTrue(rules.enabled());
+  }
+
+  @Test
+  void defaultsApplyToRulesThatDoNotSayOtherwise() {
+    RuleSet rules = YamlRules.parse("""
+        defaults: { algorithm: fixed-window, key: ip, onStoreFailure: reject }
+        resetFormat: epoch
+        rules:
+          - { id: a, match: { prefix: /api }, tiers: [ { limit: 5, period: 1m } ] }
+          - { id: b, algorithm: sliding-window, onStoreFailure: allow, tiers: [ { limit: 5, period: 500ms } ] }
+        """, "r.yaml");
+    assertEquals(Algorithm.FIXED_WINDOW, rules.rule("a").algorithm());
+    assertEquals(List.of("ip"), rules.rule("a").key());
+    assertTrue(rules.rule("a").failClosed());
+    assertTrue(rules.rule("a").pathIsPrefix());
+    assertEquals(Algorithm.SLIDING_WINDOW, rules.rule("b").algorithm());
+    assertFalse(rules.rule("b").failClosed());
+    assertEquals(Duration.ofMillis(500), rules.rule("b").tiers().get(0).period());
+    assertEquals(RateLimitHeaders.ResetFormat.EPOCH_SECONDS, rules.resetFormat());
+  }
+
+  private static RulesException error(String yaml) {
+    return assertThrows(RulesException.class, () -> YamlRules.parse(yaml, "rules.yaml"));
+  }
+
+  private static final String HEAD = "rules:\n  - id: r\n";
+
+  @Test
+  void errorsNameTheFileLineAndField() {
+    RulesException e = error(HEAD + "    algorithm: leaky-bucket\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules.yaml:3: rules[0].algorithm: unknown algorithm 'leaky-bucket' (use sliding-window or fixed-window)",
+        e.getMessage());
+    assertEquals(3, e.line());
+    assertEquals("rules[0].algorithm", e.field());
+
+    e = error(HEAD + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 0, period: 1m }\n");
+    assertEquals("rules.yaml:5: rules[0].tiers[1].limit: must be > 0 (was 0)", e.getMessage());
+
+    e = error(HEAD + "    tiers: [ { limit: 5, period: 10 } ]\n");
+    assertEquals("rules.yaml:3: rules[0].tiers[0].period: bad period '10' (use e.g. 500ms, 10s, 5m, 1h, 1d)", e.getMessage());
+
+    e = error("trustedProxies:\n  - 10.0.0.0/8\n  - 10.0.0.0/40\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(3, e.line());
+    assertEquals("trustedProxies[1]", e.field());
+    assertTrue(e.getMessage().contains("bad CIDR '10.0.0.0/40'"), e.getMessage());
+
+    e = error(HEAD + "    key: [ip, cookie:session]\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules[0].key[1]", e.field());
+    assertEquals(3, e.line());
+    assertTrue(e.getMessage().contains("unknown key source 'cookie:session'"), e.getMessage());
+
+    e = error(HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules.yaml:4: rules[1].id: duplicate rule id 'r' (also rules[0])", e.getMessage());
+  }
+
+  @Test
+  void structuralMistakesAreNamedToo() {
+    assertEquals("rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id, key, match, "
+        + "onStoreFailure, shadow, staggerWindows, tiers])",
+        error(HEAD + "    limit: 5\n    tiers: [ { limit: 1, period: 1s } ]\n").getMessage());
+    assertEquals("rules.yaml:2: rules[0].tiers: missing", error(HEAD).getMessage());
+    assertEquals("rules[0].tiers[0].limit", error(HEAD + "    tiers: [ { limit: many, period: 1s } ]\n").field());
+    assertEquals("rules[0].match.path", error(HEAD + "    match: { path: api }\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
+    assertEquals("rules[0].shadow", error(HEAD + "    shadow: maybe\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
+    assertEquals("(syntax)", error("rules: [ { id: r, tiers: [ }").field());
+    assertEquals("rules", error("").field());
+    assertEquals("rules[0].id", error(HEAD + "    id: again\n    tiers: [ { limit: 1, period: 1s } ]\n").field(),
+        "a duplicated field");
+  }
+}
