@@ -1,0 +1,74 @@
+package dev.sluice.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.sluice.RequestInfo;
+import dev.sluice.RequestLimiter;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.ReferenceCounterStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MicrometerListenerTest {
+
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final ReferenceCounterStore store = new ReferenceCounterStore();
+
+  private double count(String rule, String outcome) {
+    var c = registry.find("sluice.requests").tag("rule", rule).tag("outcome", outcome).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  private static RequestInfo request(String ip) {
+    return new RequestInfo() {
+      public String method() {
+        return "GET";
+      }
+
+      public String path() {
+        return "/x";
+      }
+
+      public List<String> headers(String name) {
+        return List.of();
+      }
+
+      public String remoteAddress() {
+        return ip;
+      }
+
+      public String principal() {
+        return null;
+      }
+
+      public Object attribute(String name) {
+        return null;
+      }
+    };
+  }
+
+  @Test
+  void countsEachRulesOutcomeAndTimesStoreCalls() {
+    RequestLimiter l = RequestLimiter.builder(store).clock(new FakeClock()).listener(new MicrometerListener(registry))
+        .rules(YamlRules.parse("""
+            defaults: { key: ip }
+            rules:
+              - { id: strict, tiers: [ { limit: 2, period: 1m } ] }
+              - { id: dark, shadow: true, tiers: [ { limit: 1, period: 1m } ] }
+            """, "m.yaml")).build();
+    for (int i = 0; i < 4; i++) {
+      l.decide(request("192.0.2.9"));
+    }
+    assertEquals(2, count("strict", "allowed"));
+    assertEquals(2, count("strict", "rejected"), "one counted by the store, one by the deny cache");
+    assertEquals(1, count("dark", "allowed"));
+    assertEquals(2, count("dark", "shadow-rejected"), "requests 2 and 3; the 4th never reached the store");
+    assertEquals(3, registry.find("sluice.store.calls").timer().count(), "the cached reject made no store call");
+    store.failWith(new IllegalStateException("down"));
+    l.decide(request("192.0.2.10"));
+    assertEquals(1, count("strict", "failed-open"));
+    assertEquals(1, count("dark", "failed-open"));
+  }
+}
