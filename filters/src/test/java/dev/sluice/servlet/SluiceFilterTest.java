@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class SluiceFilterTest {
 
   private final FakeClock clock = new FakeClock();
-  private final HttpClient http = HttpClient.newHttpClient();
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private HttpServer server;
   private RequestLimiter limiter;
   private int port;

@@ -1,0 +1,169 @@
+package dev.sluice.example;
+
+import dev.sluice.RuleSet;
+import dev.sluice.jaxrs.SluiceFeature;
+import dev.sluice.rules.RulesException;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.util.concurrent.CountDownLatch;
+import org.glassfish.grizzly.http.server.HttpServer;
+import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
+import org.glassfish.jersey.server.ResourceConfig;
+
+/**
+ * The Sluice demo: a small API on Jersey and Grizzly, limited by a rules file.
+ *
+ * <pre>
+ * java -jar example/target/sluice-example.jar [--port 8080] [--rules FILE] [--memcached host:port[,host:port…]]
+ * </pre>
+ */
+public final class Demo implements AutoCloseable {
+
+  private final HttpServer server;
+  private final SluiceFeature feature;
+  private final CounterStore store;
+  private final int port;
+
+  private Demo(HttpServer server, SluiceFeature feature, CounterStore store, int port) {
+    this.server = server;
+    this.feature = feature;
+    this.store = store;
+    this.port = port;
+  }
+
+  public static void main(String[] args) throws InterruptedException {
+    Options o;
+    try {
+      o = Options.parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("sluice-example: " + e.getMessage());
+      System.err.println(Options.USAGE);
+      System.exit(2);
+      return;
+    }
+    Demo demo;
+    try {
+      demo = start(o, System.out);
+    } catch (RulesException e) {
+      System.err.println("sluice-example: bad rules file: " + e.getMessage());
+      System.exit(1);
+      return;
+    } catch (UncheckedIOException e) {
+      System.err.println("sluice-example: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(demo::close));
+    new CountDownLatch(1).await();
+  }
+
+  /** Starts the demo; for tests and the command line. */
+  public static Demo start(Options o, PrintStream out) {
+    RuleSet rules = o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
+    CounterStore store = o.memcached == null ? InMemoryCounterStore.create()
+        : MemcachedCounterStore.builder().servers(o.memcached).build();
+    SluiceFeature.Builder b = SluiceFeature.builder(store);
+    SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
+    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature).register(GrizzlyPeer.class, 100)
+        .property("jersey.config.server.wadl.disableWadl", true);
+    HttpServer server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
+    try {
+      server.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot listen on " + o.host + ":" + o.port + ": " + e.getMessage(), e);
+    }
+    int port = server.getListener("grizzly").getPort();
+    String url = "http://" + (o.host.equals("0.0.0.0") ? "localhost" : o.host) + ":" + port;
+    out.println("Sluice demo listening on " + url);
+    out.println("Store: " + (o.memcached == null ? "in-memory (this JVM only)" : "memcached " + o.memcached));
+    out.println("Rules (" + (o.rules == null ? "bundled demo-rules.yaml" : o.rules + ", watched for edits") + "):");
+    rules.rules().forEach(r -> out.println("  " + r));
+    out.println("Try: for i in $(seq 12); do curl -s -o /dev/null -w '%{http_code} ' -H 'X-Api-Key: demo' "
+        + url + "/api/v1/report; done; echo");
+    out.println("     curl -i -H 'X-Api-Key: demo' " + url + "/api/v1/report");
+    return new Demo(server, feature, store, port);
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public SluiceFeature feature() {
+    return feature;
+  }
+
+  @Override
+  public void close() {
+    server.shutdownNow();
+    feature.close();
+    store.close();
+  }
+
+  /** Command-line options. */
+  public static final class Options {
+    static final String USAGE = "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached host:port[,host:port...]]";
+    String host = "0.0.0.0";
+    int port = 8080;
+    java.nio.file.Path rules;
+    String memcached;
+
+    /** Listens on this address; 0.0.0.0 by default. */
+    public Options host(String host) {
+      this.host = host;
+      return this;
+    }
+
+    /** 0 for any free port. */
+    public Options port(int port) {
+      this.port = port;
+      return this;
+    }
+
+    public Options rules(java.nio.file.Path rules) {
+      this.rules = rules;
+      return this;
+    }
+
+    public Options memcached(String servers) {
+      this.memcached = servers;
+      return this;
+    }
+
+    public static Options parse(String... args) {
+      Options o = new Options();
+      for (int i = 0; i < args.length; i++) {
+        String a = args[i];
+        if (a.equals("--help") || a.equals("-h")) {
+          throw new IllegalArgumentException("help");
+        }
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException(a + " needs a value");
+        }
+        String v = args[++i];
+        switch (a) {
+          case "--port" -> {
+            try {
+              o.port = Integer.parseInt(v);
+            } catch (NumberFormatException e) {
+              throw new IllegalArgumentException("--port: not a number: " + v);
+            }
+            if (o.port < 0 || o.port > 65535) {
+              throw new IllegalArgumentException("--port: out of range: " + v);
+            }
+          }
+          case "--host" -> o.host = v;
+          case "--rules" -> o.rules = java.nio.file.Path.of(v);
+          case "--memcached" -> o.memcached = v;
+          default -> throw new IllegalArgumentException("unknown option " + a);
+        }
+      }
+      return o;
+    }
+  }
+}

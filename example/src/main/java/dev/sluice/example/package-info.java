@@ -1,0 +1,2 @@
+/** The runnable demo. */
+package dev.sluice.example;

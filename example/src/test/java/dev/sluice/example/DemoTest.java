@@ -1,0 +1,69 @@
+package dev.sluice.example;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.rules.RulesException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DemoTest {
+
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  private HttpResponse<String> send(Demo demo, String method, String path, String apiKey) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + demo.port() + path))
+        .method(method, HttpRequest.BodyPublishers.noBody());
+    if (apiKey != null) {
+      b.header("X-Api-Key", apiKey);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void theBundledRulesLimitTheDemoApiAndLeaveHealthAlone() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0), new PrintStream(out, true, StandardCharsets.UTF_8))) {
+      String banner = out.toString(StandardCharsets.UTF_8);
+      assertTrue(banner.contains("listening on http://127.0.0.1:" + demo.port()), banner);
+      assertTrue(banner.contains("in-memory") && banner.contains("reports-per-key") && banner.contains("curl"), banner);
+      for (int i = 0; i < 10; i++) {
+        assertEquals(200, send(demo, "GET", "/api/v1/report", "demo").statusCode());
+      }
+      HttpResponse<String> r = send(demo, "GET", "/api/v1/report", "demo");
+      assertEquals(429, r.statusCode());
+      assertTrue(r.body().contains("reports-per-key"));
+      for (int i = 0; i < 3; i++) {
+        assertEquals(200, send(demo, "POST", "/api/v1/lead/" + i, "writer").statusCode());
+      }
+      assertEquals(429, send(demo, "POST", "/api/v1/lead/9", "writer").statusCode());
+      assertEquals(200, send(demo, "PUT", "/v1/organizations/o/product/1", null).statusCode());
+      for (int i = 0; i < 50; i++) {
+        HttpResponse<String> h = send(demo, "GET", "/health", null);
+        assertEquals(200, h.statusCode());
+        assertFalse(h.headers().firstValue("X-RateLimit-Limit").isPresent());
+      }
+    }
+  }
+
+  @Test
+  void aMalformedRulesFileNamesItsLineAndField(@TempDir Path dir) throws Exception {
+    Path rules = dir.resolve("bad.yaml");
+    Files.writeString(rules, "rules:\n  - id: r\n    tiers: [ { limit: -1, period: 1s } ]\n");
+    RulesException e = assertThrows(RulesException.class,
+        () -> Demo.start(new Demo.Options().host("127.0.0.1").port(0).rules(rules), System.out));
+    assertEquals(3, e.line());
+    assertEquals("rules[0].tiers[0].limit", e.field());
+  }
+}
