@@ -227,6 +227,7 @@ public final class YamlRules {
       List<String> key = m.containsKey("key") ? keys(m.get("key"), f + ".key") : defaultKey;
       Node keyNode = m.getOrDefault("key", node);
       check(keyNode, f + ".key", () -> b.key(key.toArray(new String[0])));
+      pathCaptures(m, keyNode, f, key);
       Node tiersNode = require(m, node, f, "tiers");
       List<Node> tiers = sequence(tiersNode, f + ".tiers");
       if (tiers.isEmpty()) {
@@ -262,6 +263,31 @@ public final class YamlRules {
         b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
       }
       return check(node, f, b::build);
+    }
+
+    /** A {@code path:NAME} key needs a {@code {NAME}} in the rule's path pattern. */
+    void pathCaptures(Map<String, Node> rule, Node keyNode, String f, List<String> key) {
+      Node match = rule.get("match");
+      String pattern = null;
+      if (match instanceof MappingNode mn) {
+        for (NodeTuple t : mn.getValue()) {
+          if (t.getKeyNode() instanceof ScalarNode k && k.getValue().equals("path") && t.getValueNode() instanceof ScalarNode v) {
+            pattern = v.getValue();
+          }
+        }
+      }
+      for (int i = 0; i < key.size(); i++) {
+        String k = key.get(i);
+        if (k.regionMatches(true, 0, "path:", 0, 5)) {
+          String name = k.substring(5).trim();
+          if (pattern == null || !pattern.contains("{" + name + "}")) {
+            Node at = keyNode instanceof SequenceNode sn ? sn.getValue().get(i) : keyNode;
+            String field = keyNode instanceof SequenceNode ? f + ".key[" + i + "]" : f + ".key";
+            throw error(at, field, "'" + k + "' names no {" + name + "} in the match path"
+                + (pattern == null ? " (the rule has no path pattern)" : " " + pattern));
+          }
+        }
+      }
     }
 
     void match(Node node, String f, Rule.Builder b) {

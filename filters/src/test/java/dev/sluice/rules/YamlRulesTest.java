@@ -102,6 +102,11 @@ class YamlRulesTest {
     assertEquals(3, e.line());
     assertTrue(e.getMessage().contains("unknown key source 'cookie:session'"), e.getMessage());
 
+    e = error(HEAD + "    match: { path: \"/org/{orgId}/x\" }\n    key:\n      - ip\n      - path:tenant\n"
+        + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules.yaml:7: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
+        e.getMessage());
+
     e = error(HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals("rules.yaml:4: rules[1].id: duplicate rule id 'r' (also rules[0])", e.getMessage());
   }
