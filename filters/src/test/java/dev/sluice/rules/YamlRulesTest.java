@@ -104,7 +104,7 @@ class YamlRulesTest {
 
     e = error(HEAD + "    match: { path: \"/org/{orgId}/x\" }\n    key:\n      - ip\n      - path:tenant\n"
         + "    tiers: [ { limit: 1, period: 1s } ]\n");
-    assertEquals("rules.yaml:7: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
+    assertEquals("rules.yaml:6: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
         e.getMessage());
 
     e = error(HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
