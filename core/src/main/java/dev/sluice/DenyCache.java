@@ -26,6 +26,10 @@ final class DenyCache {
 
   /** The denial in force for {@code identity} at {@code now}, or null. */
   Denial get(String identity, long now) {
+    if (map.isEmpty()) {
+      // The usual state while nobody is over a limit: no hash lookup on the allow path.
+      return null;
+    }
     Denial d = map.get(identity);
     if (d == null) {
       return null;

@@ -50,6 +50,9 @@ final class Evaluator {
       }
     }
 
+    if (n == 1 && policies[0].tiers.length == 1) {
+      return decideOne(policies[0], identities[0], permits, now);
+    }
     int total = 0;
     for (int i = 0; i < n; i++) {
       total += policies[i].tiers.length;
@@ -109,6 +112,36 @@ final class Evaluator {
     }
     return new Decision(allowed, quotas[binding], List.of(quotas), retryAfter, StoreStatus.OK,
         shadowRejected, false);
+  }
+
+  /** {@link #decide} for one policy of one tier, the common case, without the arrays. */
+  private Decision decideOne(Policy p, String identity, long permits, long now) {
+    long period = p.periodMillis[0];
+    long offset = p.offset(identity, period);
+    long window = Math.floorDiv(now - offset, period);
+    long windowStart = window * period + offset;
+    List<CounterUpdate> batch = List.of(new CounterUpdate(p.id, identity, period, window, permits));
+    long[] counts;
+    try {
+      counts = store.increment(batch);
+      if (counts == null || counts.length < 2) {
+        throw new IllegalStateException("store returned " + (counts == null ? "null" : counts.length + " counts") + " for 1 counter");
+      }
+    } catch (RuntimeException e) {
+      return storeFailed(new Policy[] {p}, 1, e);
+    }
+    Quota[] quota = new Quota[1];
+    long[] retry = new long[1];
+    boolean pass = evaluate(p, 0, windowStart, now, counts[0], counts[1], permits, quota, retry, 0);
+    if (pass || p.shadow) {
+      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, !pass, false);
+    }
+    refund(batch);
+    remember(new Policy[] {p}, new String[] {identity}, 1, new long[] {windowStart}, counts, now, permits, quota,
+        new boolean[] {true});
+    long r = retry[0];
+    return new Decision(false, quota[0], List.of(quota[0]), Duration.ofMillis(r == NEVER ? period : r),
+        StoreStatus.OK, false, false);
   }
 
   /**

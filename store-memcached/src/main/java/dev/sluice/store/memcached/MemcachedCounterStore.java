@@ -34,7 +34,10 @@ import net.spy.memcached.internal.OperationFuture;
  * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default
  * and an expiry, one operation in the binary protocol) and one bulk get of the previous windows are
  * queued together and travel pipelined on the same connection, whatever the number of tiers and
- * rules. Keys are {@code {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts
+ * rules. A previous window has ended by the time anyone asks for it, so its count is read once per
+ * instance and remembered (bounded, {@value #PREVIOUS_CACHE_SIZE} entries) for the rest of the
+ * current window: most decisions then send only their increments. An instance whose clock lags
+ * can still add to a window after this one read it; that error is bounded by the clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts
  * replaced by a digest (no raw caller data reaches the wire); windows live two periods plus slack,
  * and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
  *
@@ -55,6 +58,10 @@ public final class MemcachedCounterStore implements CounterStore {
   /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
   static final long MAX_RELATIVE_TTL = 60L * 60 * 24 * 30;
   private static final int CREATION_RACE_RETRIES = 3;
+  static final int PREVIOUS_CACHE_SIZE = 100_000;
+
+  /** Counts of ended windows, by key; cleared whole when full (refilled by one get each). */
+  private final ConcurrentHashMap<String, Long> previousCounts = new ConcurrentHashMap<>();
 
   private final MemcachedClient client;
   private final Keys keys;
@@ -182,11 +189,20 @@ public final class MemcachedCounterStore implements CounterStore {
   private Batch send(List<CounterUpdate> updates) {
     int n = updates.size();
     String[] current = new String[n];
-    List<String> previous = new ArrayList<>(n);
+    String[] previous = new String[n];
+    long[] known = new long[n];
+    List<String> unknown = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
       current[i] = keys.key(u, u.window());
-      previous.add(keys.key(u, u.window() - 1));
+      previous[i] = keys.key(u, u.window() - 1);
+      Long cached = previousCounts.get(previous[i]);
+      if (cached == null) {
+        known[i] = -1;
+        unknown.add(previous[i]);
+      } else {
+        known[i] = cached;
+      }
     }
     List<CircuitBreaker<Object>> nodes = acquire(current);
     @SuppressWarnings("unchecked")
@@ -195,8 +211,8 @@ public final class MemcachedCounterStore implements CounterStore {
       CounterUpdate u = updates.get(i);
       incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
     }
-    BulkFuture<Map<String, Object>> gets = client.asyncGetBulk(previous);
-    return new Batch(updates, current, previous, incrs, gets, nodes);
+    BulkFuture<Map<String, Object>> gets = unknown.isEmpty() ? null : client.asyncGetBulk(unknown);
+    return new Batch(updates, current, previous, known, unknown, incrs, gets, nodes);
   }
 
   /**
@@ -236,15 +252,20 @@ public final class MemcachedCounterStore implements CounterStore {
   private final class Batch {
     final List<CounterUpdate> updates;
     final String[] current;
-    final List<String> previous;
+    final String[] previous;
+    /** Previous counts known when the batch was sent; -1 where they are read with it. */
+    final long[] known;
+    final List<String> unknown;
     final OperationFuture<Long>[] incrs;
     final BulkFuture<Map<String, Object>> gets;
     final List<CircuitBreaker<Object>> nodes;
 
-    Batch(List<CounterUpdate> updates, String[] current, List<String> previous,
+    Batch(List<CounterUpdate> updates, String[] current, String[] previous, long[] known, List<String> unknown,
         OperationFuture<Long>[] incrs, BulkFuture<Map<String, Object>> gets,
         List<CircuitBreaker<Object>> nodes) {
       this.nodes = nodes;
+      this.unknown = unknown;
+      this.known = known;
       this.updates = updates;
       this.current = current;
       this.previous = previous;
@@ -267,9 +288,17 @@ public final class MemcachedCounterStore implements CounterStore {
         }
         out[2 * i] = v;
       }
-      Map<String, Object> prev = get(gets, deadline);
+      Map<String, Object> read = gets == null ? Map.of() : get(gets, deadline);
       for (int i = 0; i < n; i++) {
-        out[2 * i + 1] = parse(prev.get(previous.get(i)));
+        out[2 * i + 1] = known[i] >= 0 ? known[i] : parse(read.get(previous[i]));
+      }
+      if (!unknown.isEmpty()) {
+        if (previousCounts.size() + unknown.size() > PREVIOUS_CACHE_SIZE) {
+          previousCounts.clear();
+        }
+        for (String k : unknown) {
+          previousCounts.put(k, parse(read.get(k)));
+        }
       }
       nodes.forEach(CircuitBreaker::recordSuccess);
       return out;
@@ -279,7 +308,9 @@ public final class MemcachedCounterStore implements CounterStore {
       for (Future<?> f : incrs) {
         f.cancel(false);
       }
-      gets.cancel(false);
+      if (gets != null) {
+        gets.cancel(false);
+      }
       nodes.forEach(CircuitBreaker::recordFailure);
     }
   }

@@ -1,0 +1,113 @@
+package dev.sluice.bench;
+
+import dev.sluice.example.DemoResources;
+import dev.sluice.jaxrs.SluiceFeature;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.memcached.MemcachedServer;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.glassfish.jersey.internal.MapPropertiesDelegate;
+import org.glassfish.jersey.server.ApplicationHandler;
+import org.glassfish.jersey.server.ContainerRequest;
+import org.glassfish.jersey.server.ContainerResponse;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One in-process Jersey request (ApplicationHandler, no network) to the demo's {@code GET
+ * /api/v1/report}: with no filter, with Sluice on the in-memory store, with Sluice on memcached.
+ * Limits are high enough that every request passes; 1,000 API keys in turn.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+@State(Scope.Benchmark)
+public class FilterOverheadBenchmark {
+
+  @Param({"none", "sluice-inmemory", "sluice-memcached"})
+  public String filter;
+
+  private static final String RULES = """
+      rules:
+        - id: report
+          match: { methods: [GET], path: /api/v1/report }
+          key: [header:X-Api-Key, ip]
+          tiers: [ { limit: 1000000000, period: 1s }, { limit: 1000000000, period: 1m } ]
+      """;
+
+  private ApplicationHandler handler;
+  private MemcachedServer server;
+  private CounterStore store;
+  private final String[] keys = new String[1_000];
+  private int next;
+
+  @Setup(Level.Trial)
+  public void setUp() throws Exception {
+    ResourceConfig app = new ResourceConfig(DemoResources.class)
+        .property("jersey.config.server.wadl.disableWadl", true);
+    if (!filter.equals("none")) {
+      if (filter.equals("sluice-memcached")) {
+        String address = System.getProperty("sluice.memcached");
+        if (address == null) {
+          server = MemcachedServer.start();
+          address = server.address();
+        }
+        store = MemcachedCounterStore.builder().servers(address).operationTimeout(Duration.ofMillis(50)).build();
+      } else {
+        store = InMemoryCounterStore.create();
+      }
+      app.register(SluiceFeature.builder(store).rules(YamlRules.parse(RULES, "bench")).build());
+    }
+    handler = new ApplicationHandler(app);
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = "key-" + i;
+    }
+    ContainerResponse check = request();
+    if (check.getStatus() != 200 || (!filter.equals("none") && check.getHeaderString("X-RateLimit-Limit") == null)) {
+      throw new IllegalStateException(filter + ": status " + check.getStatus() + ", headers " + check.getStringHeaders());
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() {
+    if (store != null) {
+      store.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private ContainerResponse request() throws Exception {
+    ContainerRequest r = new ContainerRequest(URI.create("http://localhost/"),
+        URI.create("http://localhost/api/v1/report"), "GET", null, new MapPropertiesDelegate(), null);
+    int i = next;
+    next = i + 1 == keys.length ? 0 : i + 1;
+    r.header("X-Api-Key", keys[i]);
+    return handler.apply(r, new ByteArrayOutputStream(64)).get();
+  }
+
+  @Benchmark
+  public int jerseyRequest() throws Exception {
+    return request().getStatus();
+  }
+}
