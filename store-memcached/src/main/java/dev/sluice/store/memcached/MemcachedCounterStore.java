@@ -9,6 +9,7 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -25,14 +26,13 @@ import net.spy.memcached.ConnectionObserver;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
-import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
 
 /**
  * Counters in Memcached, shared by every instance of a fleet.
  *
  * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default
- * and an expiry, one operation in the binary protocol) and one bulk get of the previous windows are
+ * and an expiry, one operation in the binary protocol) and the gets of the previous windows are
  * queued together and travel pipelined on the same connection, whatever the number of tiers and
  * rules. A previous window has ended by the time anyone asks for it, so its count is read once per
  * instance and remembered (bounded, {@value #PREVIOUS_CACHE_SIZE} entries) for the rest of the
@@ -46,7 +46,8 @@ import net.spy.memcached.internal.OperationFuture;
  * and operations for a node that is down are cancelled at once. A circuit breaker per node stops
  * calling a node after repeated failures and lets a probe through after a delay. Failures surface as
  * exceptions from {@link #increment}, which the limiter turns into failed-open (or failed-closed)
- * decisions.
+ * decisions. Only a counter's own node matters: when the node holding a previous window does not
+ * answer, the decision goes on as if that window were empty.
  *
  * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
  * the client down.
@@ -211,8 +212,13 @@ public final class MemcachedCounterStore implements CounterStore {
       CounterUpdate u = updates.get(i);
       incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
     }
-    BulkFuture<Map<String, Object>> gets = unknown.isEmpty() ? null : client.asyncGetBulk(unknown);
-    return new Batch(updates, current, previous, known, unknown, incrs, gets, nodes);
+    // One get per key, not a bulk get: a bulk get fails whole when one node is down, and a
+    // previous window may live on another node than its current window.
+    Map<String, Future<Object>> gets = new HashMap<>(unknown.size() * 2);
+    for (String k : unknown) {
+      gets.computeIfAbsent(k, client::asyncGet);
+    }
+    return new Batch(updates, current, previous, known, incrs, gets, nodes);
   }
 
   /**
@@ -255,16 +261,13 @@ public final class MemcachedCounterStore implements CounterStore {
     final String[] previous;
     /** Previous counts known when the batch was sent; -1 where they are read with it. */
     final long[] known;
-    final List<String> unknown;
     final OperationFuture<Long>[] incrs;
-    final BulkFuture<Map<String, Object>> gets;
+    final Map<String, Future<Object>> gets;
     final List<CircuitBreaker<Object>> nodes;
 
-    Batch(List<CounterUpdate> updates, String[] current, String[] previous, long[] known, List<String> unknown,
-        OperationFuture<Long>[] incrs, BulkFuture<Map<String, Object>> gets,
-        List<CircuitBreaker<Object>> nodes) {
+    Batch(List<CounterUpdate> updates, String[] current, String[] previous, long[] known,
+        OperationFuture<Long>[] incrs, Map<String, Future<Object>> gets, List<CircuitBreaker<Object>> nodes) {
       this.nodes = nodes;
-      this.unknown = unknown;
       this.known = known;
       this.updates = updates;
       this.current = current;
@@ -288,17 +291,22 @@ public final class MemcachedCounterStore implements CounterStore {
         }
         out[2 * i] = v;
       }
-      Map<String, Object> read = gets == null ? Map.of() : get(gets, deadline);
-      for (int i = 0; i < n; i++) {
-        out[2 * i + 1] = known[i] >= 0 ? known[i] : parse(read.get(previous[i]));
+      if (!gets.isEmpty() && previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
+        previousCounts.clear();
       }
-      if (!unknown.isEmpty()) {
-        if (previousCounts.size() + unknown.size() > PREVIOUS_CACHE_SIZE) {
-          previousCounts.clear();
+      Map<String, Long> read = new HashMap<>(gets.size() * 2);
+      for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
+        try {
+          long v = parse(get(g.getValue(), deadline));
+          read.put(g.getKey(), v);
+          previousCounts.put(g.getKey(), v);
+        } catch (StoreUnavailableException e) {
+          // The previous window's node did not answer: decide without it, and ask again next time.
+          read.put(g.getKey(), 0L);
         }
-        for (String k : unknown) {
-          previousCounts.put(k, parse(read.get(k)));
-        }
+      }
+      for (int i = 0; i < n; i++) {
+        out[2 * i + 1] = known[i] >= 0 ? known[i] : read.get(previous[i]);
       }
       nodes.forEach(CircuitBreaker::recordSuccess);
       return out;
@@ -308,9 +316,7 @@ public final class MemcachedCounterStore implements CounterStore {
       for (Future<?> f : incrs) {
         f.cancel(false);
       }
-      if (gets != null) {
-        gets.cancel(false);
-      }
+      gets.values().forEach(f -> f.cancel(false));
       nodes.forEach(CircuitBreaker::recordFailure);
     }
   }
