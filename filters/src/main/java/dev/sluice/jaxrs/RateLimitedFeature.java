@@ -72,7 +72,7 @@ final class RateLimitedFeature implements DynamicFeature {
         throw new IllegalStateException(where + ": " + e.getMessage(), e);
       }
     }
-    context.register(new Filter(limiters.apply(rules.build()), remoteAddress), Priorities.AUTHENTICATION + 60);
+    context.register(new Filter(limiters.apply(rules.build()), base, remoteAddress), Priorities.AUTHENTICATION + 60);
   }
 
   private static String httpMethod(Method m) {
@@ -107,19 +107,26 @@ final class RateLimitedFeature implements DynamicFeature {
     return template.replaceAll("\\{\\s*([\\w.-]+)\\s*:[^}]*}", "{$1}");
   }
 
-  /** Enforces one method's annotations, after matching and authentication (priority AUTHENTICATION + 60). */
+  /**
+   * Enforces one method's annotations, after matching and authentication (priority AUTHENTICATION +
+   * 60). The feature's kill switch turns it off too.
+   */
   static final class Filter implements ContainerRequestFilter {
     private final RequestLimiter limiter;
+    private final Supplier<RuleSet> base;
     private final Function<ContainerRequestContext, String> remoteAddress;
 
-    Filter(RequestLimiter limiter, Function<ContainerRequestContext, String> remoteAddress) {
+    Filter(RequestLimiter limiter, Supplier<RuleSet> base, Function<ContainerRequestContext, String> remoteAddress) {
       this.limiter = limiter;
+      this.base = base;
       this.remoteAddress = remoteAddress;
     }
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      Responses.apply(limiter, limiter.decide(new JaxrsRequest(ctx, remoteAddress)), ctx);
+      if (base.get().enabled()) {
+        Responses.apply(limiter, limiter.decide(new JaxrsRequest(ctx, remoteAddress)), ctx);
+      }
     }
   }
 }

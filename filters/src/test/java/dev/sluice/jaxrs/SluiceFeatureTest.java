@@ -176,10 +176,15 @@ class SluiceFeatureTest extends JerseyTest {
       get("api/v1/report", "kill");
     }
     assertEquals(429, get("api/v1/report", "kill").getStatus());
+    for (int i = 0; i < 3; i++) {
+      get("annotated/" + i, "kill");
+    }
+    assertEquals(429, get("annotated/9", "kill").getStatus());
     feature.limiter().setEnabled(false);
     Response r = get("api/v1/report", "kill");
     assertEquals(200, r.getStatus());
     assertNull(r.getHeaderString("X-RateLimit-Limit"));
+    assertEquals(200, get("annotated/9", "kill").getStatus(), "the kill switch covers annotations too");
     feature.limiter().setEnabled(true);
     assertEquals(429, get("api/v1/report", "kill").getStatus());
     for (int i = 0; i < 5; i++) {
