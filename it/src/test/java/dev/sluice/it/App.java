@@ -22,10 +22,17 @@ final class App implements AutoCloseable {
 
   final SluiceFeature feature;
   private final HttpServer server;
+  private final AutoCloseable also;
   final int port;
 
   App(SluiceFeature feature) {
+    this(feature, () -> {});
+  }
+
+  /** An app that also closes {@code also} (its store, say) when it closes. */
+  App(SluiceFeature feature, AutoCloseable also) {
     this.feature = feature;
+    this.also = also;
     ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature).register(GrizzlyPeer.class, 100)
         .property("jersey.config.server.wadl.disableWadl", true);
     server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://127.0.0.1:0/"), app, false);
@@ -61,5 +68,10 @@ final class App implements AutoCloseable {
   public void close() {
     server.shutdownNow();
     feature.close();
+    try {
+      also.close();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 }
