@@ -85,8 +85,9 @@ public final class SluiceFeature implements Feature, AutoCloseable {
   }
 
   private static RequestLimiter limiter(Builder b, RuleSet rules) {
-    return RequestLimiter.builder(b.store).rules(rules).clock(b.clock).quotaResolver(b.quotas)
-        .listener(b.listener).denyCacheSize(b.denyCacheSize).build();
+    synchronized (b.limiter) {
+      return b.limiter.rules(rules).build();
+    }
   }
 
   private static String propertyAddress(ContainerRequestContext ctx) {
@@ -96,18 +97,15 @@ public final class SluiceFeature implements Feature, AutoCloseable {
 
   /** Configures a {@link SluiceFeature}. */
   public static final class Builder {
-    private final CounterStore store;
+    /** Every limiter of the feature (the rule set's, each annotated method's) is built from it. */
+    private final RequestLimiter.Builder limiter;
     private RuleSet rules = RuleSet.builder().build();
     private Path rulesFile;
     private Duration watchInterval = Duration.ofSeconds(1);
-    private InstantSource clock = InstantSource.system();
-    private QuotaResolver quotas = QuotaResolver.NONE;
-    private DecisionListener listener = DecisionListener.NONE;
-    private int denyCacheSize = dev.sluice.RateLimiter.Builder.DEFAULT_DENY_CACHE_SIZE;
     private Function<ContainerRequestContext, String> remoteAddress = SluiceFeature::propertyAddress;
 
     private Builder(CounterStore store) {
-      this.store = Objects.requireNonNull(store, "store");
+      this.limiter = RequestLimiter.builder(store);
     }
 
     /** Rules given in code. */
@@ -133,23 +131,23 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     }
 
     public Builder clock(InstantSource clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
+      limiter.clock(clock);
       return this;
     }
 
     public Builder quotaResolver(QuotaResolver quotas) {
-      this.quotas = Objects.requireNonNull(quotas, "quotaResolver");
+      limiter.quotaResolver(quotas);
       return this;
     }
 
     /** Hears every decision, e.g. {@code new MicrometerListener(registry)}. */
     public Builder listener(DecisionListener listener) {
-      this.listener = Objects.requireNonNull(listener, "listener");
+      limiter.listener(listener);
       return this;
     }
 
     public Builder denyCacheSize(int size) {
-      this.denyCacheSize = size;
+      limiter.denyCacheSize(size);
       return this;
     }
 
