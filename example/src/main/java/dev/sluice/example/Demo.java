@@ -73,6 +73,9 @@ public final class Demo implements AutoCloseable {
     ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature).register(GrizzlyPeer.class, 100)
         .property("jersey.config.server.wadl.disableWadl", true);
     HttpServer server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
+    // Grizzly closes a keep-alive connection after 256 requests by default, which races with a
+    // client sending its next request on it: keep connections open (idle ones still time out).
+    server.getListener("grizzly").getKeepAlive().setMaxRequestsCount(-1);
     try {
       server.start();
     } catch (IOException e) {
