@@ -72,11 +72,7 @@ final class Evaluator {
     List<CounterUpdate> batch = Arrays.asList(updates);
     long[] counts;
     try {
-      counts = store.increment(batch);
-      if (counts == null || counts.length < 2 * total) {
-        throw new IllegalStateException("store returned " + (counts == null ? "null" : counts.length + " counts")
-            + " for " + total + " counters");
-      }
+      counts = increment(batch);
     } catch (RuntimeException e) {
       return storeFailed(policies, n, e);
     }
@@ -114,6 +110,16 @@ final class Evaluator {
         shadowRejected, false);
   }
 
+  /** The store's answer for a batch, checked for shape. */
+  private long[] increment(List<CounterUpdate> batch) {
+    long[] counts = store.increment(batch);
+    if (counts == null || counts.length < 2 * batch.size()) {
+      throw new IllegalStateException("store returned " + (counts == null ? "null" : counts.length + " counts")
+          + " for " + batch.size() + " counters");
+    }
+    return counts;
+  }
+
   /** {@link #decide} for one policy of one tier, the common case, without the arrays. */
   private Decision decideOne(Policy p, String identity, long permits, long now) {
     long period = p.periodMillis[0];
@@ -123,10 +129,7 @@ final class Evaluator {
     List<CounterUpdate> batch = List.of(new CounterUpdate(p.id, identity, period, window, permits));
     long[] counts;
     try {
-      counts = store.increment(batch);
-      if (counts == null || counts.length < 2) {
-        throw new IllegalStateException("store returned " + (counts == null ? "null" : counts.length + " counts") + " for 1 counter");
-      }
+      counts = increment(batch);
     } catch (RuntimeException e) {
       return storeFailed(new Policy[] {p}, 1, e);
     }
