@@ -52,6 +52,7 @@ class SoakTest {
           {"PUT", "/v1/organizations/o%d/product/2"}, {"GET", "/health"}};
       Map<Integer, Long> statuses = new ConcurrentHashMap<>();
       java.util.concurrent.atomic.AtomicLong transportErrors = new java.util.concurrent.atomic.AtomicLong();
+      Map<String, Long> errorKinds = new ConcurrentHashMap<>();
       long end = System.nanoTime() + Duration.ofMinutes(minutes).toNanos();
       ExecutorService pool = Executors.newFixedThreadPool(8);
       List<long[]> samples = new ArrayList<>();
@@ -69,6 +70,7 @@ class SoakTest {
                 statuses.merge(http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode(), 1L, Long::sum);
               } catch (java.io.IOException e) {
                 transportErrors.incrementAndGet();
+                errorKinds.merge(c[0] + " " + e.getClass().getSimpleName() + ": " + e.getMessage(), 1L, Long::sum);
               }
             }
             return null;
@@ -89,8 +91,8 @@ class SoakTest {
       long[] last = samples.get(samples.size() - 1);
       long total = statuses.values().stream().mapToLong(Long::longValue).sum();
       Report.line(String.format(Locale.ROOT, "soak, %d min, 8 threads, mixed load on the demo with memcached: %,d "
-          + "requests, statuses %s, transport errors %d; heap after GC %.1f → %.1f MB, threads %d → %d, open files %d → %d",
-          minutes, total, statuses, transportErrors.get(), first[0] / 1e6, last[0] / 1e6, first[1], last[1], first[2], last[2]));
+          + "requests, statuses %s, transport errors %d %s; heap after GC %.1f → %.1f MB, threads %d → %d, open files %d → %d",
+          minutes, total, statuses, transportErrors.get(), errorKinds, first[0] / 1e6, last[0] / 1e6, first[1], last[1], first[2], last[2]));
       assertEquals(0, transportErrors.get(), "connections failed");
       assertEquals(total, statuses.getOrDefault(200, 0L) + statuses.getOrDefault(429, 0L), "only 200s and 429s");
       assertTrue(last[0] < first[0] * 2 + 50_000_000L, "heap grew");
