@@ -38,6 +38,10 @@ public final class Demo implements AutoCloseable {
   }
 
   public static void main(String[] args) throws InterruptedException {
+    if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+      System.out.println(Options.USAGE);
+      return;
+    }
     Options o;
     try {
       o = Options.parse(args);
@@ -142,9 +146,6 @@ public final class Demo implements AutoCloseable {
       Options o = new Options();
       for (int i = 0; i < args.length; i++) {
         String a = args[i];
-        if (a.equals("--help") || a.equals("-h")) {
-          throw new IllegalArgumentException("help");
-        }
         if (i + 1 >= args.length) {
           throw new IllegalArgumentException(a + " needs a value");
         }
