@@ -289,6 +289,25 @@ public final class MemcachedServer implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+      // kill returns once the signal is sent; the process is stopped once all its threads are.
+      boolean stop = signal.equals("STOP");
+      if (!await(Duration.ofSeconds(5), () -> {
+        Boolean stopped = stopped();
+        return stopped == null || stopped == stop;
+      })) {
+        throw new IllegalStateException("memcached did not " + (stop ? "stop" : "continue") + " on SIG" + signal);
+      }
+    }
+
+    /** Whether /proc says the process is stopped (state T); null where there is no /proc to ask. */
+    private Boolean stopped() {
+      try {
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", String.valueOf(process.pid()), "stat"));
+        String rest = stat.substring(stat.lastIndexOf(')') + 1).trim();
+        return rest.charAt(0) == 'T';
+      } catch (IOException | RuntimeException e) {
+        return null;
+      }
     }
   }
 
