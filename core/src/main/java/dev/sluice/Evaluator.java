@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,8 +25,7 @@ final class Evaluator {
 
   private final CounterStore store;
   private final InstantSource clock;
-  /** When the last warning was logged; 0 for never (the first failure always warns). */
-  private final AtomicLong lastWarn = new AtomicLong();
+  private final Throttle warnings = new Throttle(WARN_INTERVAL_MILLIS);
 
   Evaluator(CounterStore store, InstantSource clock) {
     this.store = store;
@@ -302,9 +300,7 @@ final class Evaluator {
   }
 
   private Decision storeFailed(Policy[] policies, int n, RuntimeException e) {
-    long now = clock.millis();
-    long last = lastWarn.get();
-    if ((last == 0 || now - last >= WARN_INTERVAL_MILLIS) && lastWarn.compareAndSet(last, now)) {
+    if (warnings.tryAcquire(clock.millis())) {
       LOG.warn("counter store failed; deciding without it (warned at most every {} s): {}",
           WARN_INTERVAL_MILLIS / 1000, e.toString());
     } else {

@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +32,7 @@ public final class RequestLimiter {
   private final QuotaResolver quotas;
   private final DecisionListener listener;
   private final int denyCacheSize;
+  private final Map<String, Throttle> shadowLogs = new ConcurrentHashMap<>();
   private volatile Compiled compiled;
 
   private RequestLimiter(Builder b) {
@@ -93,7 +93,7 @@ public final class RequestLimiter {
     Decision d = evaluator.decide(policies, identities, k, 1);
     long storeNanos = d.fromDenyCache() ? -1 : System.nanoTime() - t0;
     if (d.shadowRejected()) {
-      logShadow(c, policies, k, d);
+      logShadow(d);
     }
     if (listener != DecisionListener.NONE) {
       List<String> ids = new ArrayList<>(k);
@@ -167,18 +167,12 @@ public final class RequestLimiter {
     return new Compiled(rules, active.toArray(new Active[0]), new ClientAddress(rules.trusted));
   }
 
-  private final Map<String, AtomicLong> shadowLogged = new ConcurrentHashMap<>();
-
-  private void logShadow(Compiled c, Policy[] policies, int k, Decision d) {
+  private void logShadow(Decision d) {
     for (Quota q : d.quotas()) {
-      if (q.shadow() && q.exceeded()) {
-        AtomicLong last = shadowLogged.computeIfAbsent(q.policy(), id -> new AtomicLong());
-        long now = clock.millis();
-        long before = last.get();
-        if ((before == 0 || now - before >= SHADOW_LOG_INTERVAL_MILLIS) && last.compareAndSet(before, now)) {
-          LOG.info("shadow rule '{}' would have rejected a request (limit {} per {}); logged at most every {} s",
-              q.policy(), q.limit(), Rule.format(q.tier().period()), SHADOW_LOG_INTERVAL_MILLIS / 1000);
-        }
+      if (q.shadow() && q.exceeded()
+          && shadowLogs.computeIfAbsent(q.policy(), id -> new Throttle(SHADOW_LOG_INTERVAL_MILLIS)).tryAcquire(clock.millis())) {
+        LOG.info("shadow rule '{}' would have rejected a request (limit {} per {}); logged at most every {} s",
+            q.policy(), q.limit(), Rule.format(q.tier().period()), SHADOW_LOG_INTERVAL_MILLIS / 1000);
       }
     }
   }

@@ -1,0 +1,21 @@
+package dev.sluice;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Lets one caller through per interval of the given clock readings; for logs that must not flood. */
+final class Throttle {
+
+  private final long intervalMillis;
+  /** When the last caller went through; 0 for never, so the first always goes. */
+  private final AtomicLong last = new AtomicLong();
+
+  Throttle(long intervalMillis) {
+    this.intervalMillis = intervalMillis;
+  }
+
+  /** Whether this caller, at {@code now}, is the one let through for the current interval. */
+  boolean tryAcquire(long now) {
+    long before = last.get();
+    return (before == 0 || now - before >= intervalMillis) && last.compareAndSet(before, now);
+  }
+}
