@@ -5,47 +5,68 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Finds the client's address: the peer, unless the peer is a trusted proxy; then the {@code
- * Forwarded} (RFC 7239) or else {@code X-Forwarded-For} chain, read right to left, skipping trusted
- * proxies. Headers from an untrusted peer are ignored, so a client cannot spoof its address.
- * Immutable.
+ * Finds the client's address: the peer, unless the peer is a trusted proxy; then the one
+ * forwarding header the proxies set ({@code X-Forwarded-For}, or {@code Forwarded} of RFC 7239),
+ * read right to left, skipping trusted proxies. The other header is ignored, so a client cannot
+ * win by sending the one the proxies do not overwrite; and headers from an untrusted peer are
+ * ignored, so a client cannot spoof its address.
+ *
+ * <p>The answer has one spelling per client: IPv4 dotted decimal (an IPv4-mapped IPv6 address is
+ * its IPv4 address), IPv6 in RFC 5952 form and cut to its {@code ipv6Prefix} (a /64 by default,
+ * written {@code 2001:db8:1:2::/64}), since one IPv6 host commonly holds a whole /64. Immutable.
  */
 final class ClientAddress {
 
   private final List<Cidr> trusted;
+  private final ForwardedHeader header;
+  private final int ipv6Prefix;
 
-  ClientAddress(List<Cidr> trusted) {
+  ClientAddress(List<Cidr> trusted, ForwardedHeader header, int ipv6Prefix) {
     this.trusted = List.copyOf(trusted);
+    this.header = header;
+    this.ipv6Prefix = ipv6Prefix;
   }
 
+  /** The client's identity for an {@code ip} key, or null when the request has no peer address. */
   String resolve(RequestInfo request) {
     String peer = request.remoteAddress();
-    if (peer == null || trusted.isEmpty() || !isTrusted(peer)) {
+    if (peer == null || peer.isEmpty()) {
+      return null;
+    }
+    byte[] hop = Cidr.parseAddress(ClientAddress.stripPort(peer));
+    if (hop == null) {
+      // Not an IP literal (a unix socket name, say): still one client, as the container named it.
       return peer;
     }
-    List<String> chain = forwardedFor(request.headers("Forwarded"));
-    if (chain.isEmpty()) {
-      chain = xForwardedFor(request.headers("X-Forwarded-For"));
-    }
-    String hop = peer;
-    for (int i = chain.size() - 1; i >= 0; i--) {
-      String candidate = stripPort(chain.get(i));
-      if (Cidr.parseAddress(candidate) == null) {
-        // "unknown", an obfuscated name or junk: the last address we can vouch for is the client.
-        return hop;
+    if (!trusted.isEmpty() && isTrusted(hop)) {
+      List<String> chain = header == ForwardedHeader.FORWARDED
+          ? forwardedFor(request.headers("Forwarded"))
+          : xForwardedFor(request.headers("X-Forwarded-For"));
+      for (int i = chain.size() - 1; i >= 0; i--) {
+        byte[] candidate = Cidr.parseAddress(stripPort(chain.get(i)));
+        if (candidate == null) {
+          // "unknown", an obfuscated name or junk: the last address we can vouch for is the client.
+          break;
+        }
+        hop = candidate;
+        if (!isTrusted(candidate)) {
+          break;
+        }
       }
-      if (!isTrusted(candidate)) {
-        return candidate;
-      }
-      hop = candidate;
     }
-    return hop;
+    return identity(hop);
   }
 
-  private boolean isTrusted(String address) {
-    byte[] b = Cidr.parseAddress(address);
+  private String identity(byte[] address) {
+    if (address.length == 4 || ipv6Prefix == 128) {
+      return Cidr.format(address);
+    }
+    return Cidr.format(Cidr.mask(address, ipv6Prefix)) + "/" + ipv6Prefix;
+  }
+
+  private boolean isTrusted(byte[] address) {
     for (Cidr c : trusted) {
-      if (c.contains(b)) {
+      if (c.contains(address)) {
         return true;
       }
     }

@@ -16,4 +16,10 @@ public interface DecisionListener {
    * @param storeNanos how long the store call took, or -1 when there was none (a cached reject)
    */
   void onDecision(List<String> rules, Decision decision, long storeNanos);
+
+  /**
+   * Told when a decision failed with an exception (a key source or quota resolver that threw, a
+   * bug); the request was decided as on a store failure. Does nothing by default.
+   */
+  default void onError(Throwable error) {}
 }

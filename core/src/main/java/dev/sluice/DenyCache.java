@@ -60,6 +60,10 @@ final class DenyCache {
     map.values().removeIf(d -> d.untilMillis <= now);
   }
 
+  int capacity() {
+    return capacity;
+  }
+
   int size() {
     return map.size();
   }

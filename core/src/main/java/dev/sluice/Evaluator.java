@@ -25,7 +25,8 @@ final class Evaluator {
 
   private final CounterStore store;
   private final InstantSource clock;
-  private final Throttle warnings = new Throttle(WARN_INTERVAL_MILLIS);
+  private final LogGate warnings = new LogGate(WARN_INTERVAL_MILLIS);
+  private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
 
   Evaluator(CounterStore store, InstantSource clock) {
     this.store = store;
@@ -38,6 +39,10 @@ final class Evaluator {
       throw new IllegalArgumentException("permits must be > 0");
     }
     long now = clock.millis();
+    Decision oversized = oversized(policies, n, permits);
+    if (oversized != null) {
+      return oversized;
+    }
     for (int i = 0; i < n; i++) {
       Policy p = policies[i];
       if (p.denyCache != null) {
@@ -77,18 +82,21 @@ final class Evaluator {
 
     Quota[] quotas = new Quota[total];
     long[] retry = new long[total];
+    long[] settled = new long[total];
     boolean[] failed = new boolean[total];
+    boolean[] shadowFailed = new boolean[n];
     boolean allowed = true;
     boolean shadowRejected = false;
     for (int i = 0, k = 0; i < n; i++) {
       Policy p = policies[i];
       for (int t = 0; t < p.tiers.length; t++, k++) {
         boolean pass = evaluate(p, t, windowStart[k], now, counts[2 * k], counts[2 * k + 1], permits,
-            quotas, retry, k);
+            quotas, retry, settled, k);
         if (!pass) {
           failed[k] = true;
           if (p.shadow) {
             shadowRejected = true;
+            shadowFailed[i] = true;
           } else {
             allowed = false;
           }
@@ -98,9 +106,13 @@ final class Evaluator {
 
     int binding = allowed ? leastRemaining(quotas) : latestRetry(quotas, failed, retry);
     Duration retryAfter = Duration.ZERO;
+    if (allowed && shadowRejected) {
+      // A shadow policy gives back what its enforcement would have given back; the others keep theirs.
+      refund(shadowUpdates(policies, n, shadowFailed, updates));
+    }
     if (!allowed) {
       refund(batch);
-      remember(policies, identities, n, windowStart, counts, now, permits, quotas, failed);
+      remember(policies, identities, n, windowStart, counts, settled, now, quotas, failed);
       long r = retry[binding];
       retryAfter = Duration.ofMillis(r == NEVER ? quotas[binding].tier().periodMillis() : r);
     }
@@ -133,12 +145,16 @@ final class Evaluator {
     }
     Quota[] quota = new Quota[1];
     long[] retry = new long[1];
-    boolean pass = evaluate(p, 0, windowStart, now, counts[0], counts[1], permits, quota, retry, 0);
-    if (pass || p.shadow) {
-      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, !pass, false);
+    long[] settled = new long[1];
+    boolean pass = evaluate(p, 0, windowStart, now, counts[0], counts[1], permits, quota, retry, settled, 0);
+    if (pass) {
+      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, false, false);
     }
     refund(batch);
-    remember(new Policy[] {p}, new String[] {identity}, 1, new long[] {windowStart}, counts, now, permits, quota,
+    if (p.shadow) {
+      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, true, false);
+    }
+    remember(new Policy[] {p}, new String[] {identity}, 1, new long[] {windowStart}, counts, settled, now, quota,
         new boolean[] {true});
     long r = retry[0];
     return new Decision(false, quota[0], List.of(quota[0]), Duration.ofMillis(r == NEVER ? period : r),
@@ -150,7 +166,7 @@ final class Evaluator {
    * failing tier) and returns whether the tier lets the request through.
    */
   private static boolean evaluate(Policy p, int t, long windowStart, long now, long current,
-      long previous, long permits, Quota[] quotas, long[] retry, int k) {
+      long previous, long permits, Quota[] quotas, long[] retry, long[] settled, int k) {
     Tier tier = p.tiers[t];
     long limit = tier.limit();
     long period = p.periodMillis[t];
@@ -158,17 +174,25 @@ final class Evaluator {
     boolean pass;
     long used;
     long resetAt;
+    // A rejected request's count includes other requests rejected at the same moment, whose refunds
+    // are on their way: every request past the limit is refunded, so the window settles at most at
+    // the count the limit lets through. Reckoning from that, not from the inflated count, keeps a
+    // burst of concurrent rejections from stretching Retry-After and the deny cache.
     if (p.algorithm == Algorithm.FIXED_WINDOW) {
       pass = current <= limit;
-      used = pass ? current : current - permits;
+      used = pass ? current : Math.min(current - permits, limit);
+      settled[k] = used;
       resetAt = windowEnd;
       retry[k] = pass ? 0 : atLeastOne(fixedRetry(limit, used, permits, windowEnd, now));
     } else {
       double f = (now - windowStart) / (double) period;
-      double estimate = previous * (1 - f) + current;
+      double decayed = previous * (1 - f);
+      double estimate = decayed + current;
       pass = estimate <= limit + EPSILON;
-      long after = pass ? current : current - permits;
-      used = (long) Math.ceil((pass ? estimate : estimate - permits) - EPSILON);
+      long after = pass ? current
+          : Math.min(current - permits, Math.max(0, (long) Math.floor(limit - decayed + EPSILON)));
+      settled[k] = after;
+      used = (long) Math.ceil(decayed + after - EPSILON);
       resetAt = after > 0 ? windowEnd + period : previous > 0 ? windowEnd : now;
       retry[k] = pass ? 0 : atLeastOne(slidingRetry(limit, after, previous, permits, windowStart, period, now));
     }
@@ -257,7 +281,7 @@ final class Evaluator {
 
   /** Puts each failing policy's identity in its deny cache until one permit could pass. */
   private static void remember(Policy[] policies, String[] identities, int n, long[] windowStart,
-      long[] counts, long now, long permits, Quota[] quotas, boolean[] failed) {
+      long[] counts, long[] settled, long now, Quota[] quotas, boolean[] failed) {
     for (int i = 0, k = 0; i < n; i++) {
       Policy p = policies[i];
       int first = k;
@@ -274,7 +298,7 @@ final class Evaluator {
         int t = j - first;
         long period = p.periodMillis[t];
         long limit = p.tiers[t].limit();
-        long after = counts[2 * j] - permits;
+        long after = settled[j];
         long one = p.algorithm == Algorithm.FIXED_WINDOW
             ? fixedRetry(limit, after, 1, windowStart[j] + period, now)
             : slidingRetry(limit, after, counts[2 * j + 1], 1, windowStart[j], period, now);
@@ -289,6 +313,43 @@ final class Evaluator {
             now + q.resetAfter().toMillis()), now);
       }
     }
+  }
+
+  /**
+   * A rejection, before any store call, when {@code permits} exceed a tier's limit: such a request
+   * can never pass, and counting it could only overflow. Null when every tier can hold it.
+   */
+  private static Decision oversized(Policy[] policies, int n, long permits) {
+    Policy worst = null;
+    Tier tier = null;
+    for (int i = 0; i < n; i++) {
+      Policy p = policies[i];
+      for (Tier t : p.tiers) {
+        if (!p.shadow && permits > t.limit() && (tier == null || t.limit() < tier.limit())) {
+          worst = p;
+          tier = t;
+        }
+      }
+    }
+    if (tier == null) {
+      return null;
+    }
+    Quota q = new Quota(worst.id, tier, 0, tier.limit(), Duration.ZERO, false, true);
+    return new Decision(false, q, List.of(q), tier.period(), StoreStatus.OK, false, false);
+  }
+
+  /** The updates of the shadow policies that would have rejected, to give back. */
+  private static List<CounterUpdate> shadowUpdates(Policy[] policies, int n, boolean[] shadowFailed,
+      CounterUpdate[] updates) {
+    List<CounterUpdate> out = new java.util.ArrayList<>();
+    for (int i = 0, k = 0; i < n; i++) {
+      for (int t = 0; t < policies[i].tiers.length; t++, k++) {
+        if (shadowFailed[i]) {
+          out.add(updates[k]);
+        }
+      }
+    }
+    return out;
   }
 
   private static Decision denied(Policy p, DenyCache.Denial d, long now) {
@@ -306,6 +367,26 @@ final class Evaluator {
     } else {
       LOG.debug("counter store failed", e);
     }
+    return withoutCounts(policies, n);
+  }
+
+  /**
+   * The decision when the limiter itself failed (a key source or quota resolver that threw, a bug):
+   * the same as a store failure, so it is never an error response. Logged with its stack trace at
+   * most every {@value #WARN_INTERVAL_MILLIS} ms.
+   */
+  Decision failed(Policy[] policies, int n, RuntimeException e) {
+    if (errors.tryAcquire(clock.millis())) {
+      LOG.error("rate limiter failed; the request is decided as on a store failure (logged at most every {} s)",
+          WARN_INTERVAL_MILLIS / 1000, e);
+    } else {
+      LOG.debug("rate limiter failed", e);
+    }
+    return withoutCounts(policies, n);
+  }
+
+  /** Fails closed when a non-shadow policy asks for it, else open. */
+  private static Decision withoutCounts(Policy[] policies, int n) {
     Policy binding = null;
     for (int i = 0; i < n; i++) {
       Policy p = policies[i];

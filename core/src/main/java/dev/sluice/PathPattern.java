@@ -10,24 +10,53 @@ import java.util.Map;
 /**
  * A path pattern: {@code *} matches one segment, {@code **} any number (zero included), {@code
  * {name}} one segment captured as {@code name}; other segments match literally. Or a prefix, which
- * matches itself and everything below it, segment by segment. Immutable.
+ * matches itself and everything below it, segment by segment. Matching takes time linear in the
+ * path's segments times the pattern's, however many {@code **} it has. Immutable.
  *
- * <p>Paths are normalized before matching so their spelling cannot dodge a rule: percent-decoded
- * (so {@code %2F} is a separator), repeated slashes collapsed, {@code .} and {@code ..} resolved
- * (never above the root), the trailing slash dropped.
+ * <p>Paths are normalized before matching so their spelling cannot dodge a rule: path parameters
+ * ({@code ;name=value}, which servlet containers and JAX-RS strip before routing) are cut from every
+ * segment, the rest percent-decoded (so {@code %2F} is a separator), repeated slashes collapsed,
+ * {@code .} and {@code ..} resolved (never above the root), the trailing slash dropped.
  */
 final class PathPattern {
 
   private static final Map<String, String> NO_CAPTURES = Map.of();
+  private static final byte LITERAL = 0;
+  private static final byte ONE = 1;
+  private static final byte ANY = 2;
+  private static final byte CAPTURE = 3;
 
   private final String source;
   private final String[] segments;
+  private final byte[] kinds;
+  /** The literal of a LITERAL segment, the name of a CAPTURE. */
+  private final String[] values;
   private final boolean prefix;
+  private final boolean captures;
 
   private PathPattern(String source, String[] segments, boolean prefix) {
     this.source = source;
     this.segments = segments;
     this.prefix = prefix;
+    this.kinds = new byte[segments.length];
+    this.values = new String[segments.length];
+    boolean anyCapture = false;
+    for (int i = 0; i < segments.length; i++) {
+      String seg = segments[i];
+      if (!prefix && seg.equals("**")) {
+        kinds[i] = ANY;
+      } else if (!prefix && seg.equals("*")) {
+        kinds[i] = ONE;
+      } else if (!prefix && seg.startsWith("{")) {
+        kinds[i] = CAPTURE;
+        values[i] = seg.substring(1, seg.length() - 1);
+        anyCapture = true;
+      } else {
+        kinds[i] = LITERAL;
+        values[i] = seg;
+      }
+    }
+    this.captures = anyCapture;
   }
 
   /**
@@ -62,7 +91,11 @@ final class PathPattern {
 
   /** The captures when {@code normalizedPath} matches, else null. */
   Map<String, String> match(String normalizedPath) {
-    String[] path = split(normalizedPath);
+    return match(split(normalizedPath));
+  }
+
+  /** The captures when the normalized path's segments match, else null. */
+  Map<String, String> match(String[] path) {
     if (prefix) {
       if (path.length < segments.length) {
         return null;
@@ -74,62 +107,62 @@ final class PathPattern {
       }
       return NO_CAPTURES;
     }
-    Map<String, String> captures = new HashMap<>(4);
-    return match(path, 0, 0, captures) ? captures : null;
-  }
-
-  private boolean match(String[] path, int p, int s, Map<String, String> captures) {
-    if (s == segments.length) {
-      return p == path.length;
-    }
-    String seg = segments[s];
-    if (seg.equals("**")) {
-      for (int skip = p; skip <= path.length; skip++) {
-        if (match(path, skip, s + 1, captures)) {
-          return true;
+    Map<String, String> out = captures ? new HashMap<>(4) : NO_CAPTURES;
+    // Glob matching with backtracking to the last '**' only: each '**' restarts at most once per
+    // path segment, so the work is O(path × pattern), never exponential.
+    int p = 0;
+    int s = 0;
+    int starS = -1;
+    int starP = -1;
+    while (p < path.length) {
+      if (s < kinds.length && kinds[s] == ANY) {
+        starS = s++;
+        starP = p;
+      } else if (s < kinds.length && (kinds[s] != LITERAL || values[s].equals(path[p]))) {
+        if (kinds[s] == CAPTURE) {
+          out.put(values[s], path[p]);
         }
-      }
-      return false;
-    }
-    if (p == path.length) {
-      return false;
-    }
-    if (seg.equals("*")) {
-      return match(path, p + 1, s + 1, captures);
-    }
-    if (seg.startsWith("{")) {
-      String name = seg.substring(1, seg.length() - 1);
-      String before = captures.put(name, path[p]);
-      if (match(path, p + 1, s + 1, captures)) {
-        return true;
-      }
-      if (before == null) {
-        captures.remove(name);
+        s++;
+        p++;
+      } else if (starS >= 0) {
+        s = starS + 1;
+        p = ++starP;
       } else {
-        captures.put(name, before);
+        return null;
       }
-      return false;
     }
-    return seg.equals(path[p]) && match(path, p + 1, s + 1, captures);
+    while (s < kinds.length && kinds[s] == ANY) {
+      s++;
+    }
+    return s == kinds.length ? out : null;
   }
 
-  /** Decodes, collapses and resolves a request path; see the class comment. */
+  /** Cuts path parameters, decodes, collapses and resolves a request path; see the class comment. */
   static String normalize(String path) {
-    String decoded = decode(path == null ? "" : path);
+    String raw = path == null ? "" : path;
     List<String> out = new ArrayList<>();
-    for (String seg : decoded.split("/")) {
-      if (seg.isEmpty() || seg.equals(".")) {
-        continue;
-      }
-      if (seg.equals("..")) {
-        if (!out.isEmpty()) {
-          out.remove(out.size() - 1);
+    for (String rawSeg : raw.split("/")) {
+      // Decoding may reveal more separators (%2F) and parameters (%3B): both count as such.
+      for (String seg : decode(withoutParameters(rawSeg)).split("/")) {
+        seg = withoutParameters(seg);
+        if (seg.isEmpty() || seg.equals(".")) {
+          continue;
         }
-        continue;
+        if (seg.equals("..")) {
+          if (!out.isEmpty()) {
+            out.remove(out.size() - 1);
+          }
+          continue;
+        }
+        out.add(seg);
       }
-      out.add(seg);
     }
     return "/" + String.join("/", out);
+  }
+
+  private static String withoutParameters(String segment) {
+    int semi = segment.indexOf(';');
+    return semi < 0 ? segment : segment.substring(0, semi);
   }
 
   private static String decode(String s) {
@@ -154,7 +187,7 @@ final class PathPattern {
     return Character.digit(c, 16);
   }
 
-  private static String[] split(String normalized) {
+  static String[] split(String normalized) {
     return normalized.equals("/") ? new String[0] : normalized.substring(1).split("/");
   }
 

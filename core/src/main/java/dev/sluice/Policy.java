@@ -38,7 +38,7 @@ final class Policy {
 
   /**
    * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
-   * ratio (rounded up, at least 1). It shares the counters (same id and periods) and the deny cache.
+   * ratio (rounded up, at least 1). It shares the counters (same id and periods), not the deny cache.
    */
   Policy withFirstLimit(long limit) {
     double ratio = limit / (double) tiers[0].limit();
@@ -47,7 +47,9 @@ final class Policy {
       long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(tiers[i].limit() * ratio));
       scaled.add(new Tier(l, tiers[i].period()));
     }
-    return new Policy(id, algorithm, scaled, failClosed, shadow, staggered, denyCache);
+    // Its own deny cache: a denial under one limit says nothing about another.
+    return new Policy(id, algorithm, scaled, failClosed, shadow, staggered,
+        denyCache == null ? null : new DenyCache(denyCache.capacity()));
   }
 
   /**

@@ -49,7 +49,8 @@ public final class RateLimitHeaders {
   public static List<Map.Entry<String, String>> of(Decision d, Set<Family> families, ResetFormat reset,
       long nowMillis) {
     List<Map.Entry<String, String>> out = new ArrayList<>(8);
-    if (!d.storeFailed()) {
+    // A shadow rule never shows: when it is the binding quota, every quota is a shadow one.
+    if (!d.storeFailed() && !d.binding().shadow()) {
       if (families.contains(Family.X_RATELIMIT)) {
         out.add(Map.entry("X-RateLimit-Limit", Long.toString(d.limit())));
         out.add(Map.entry("X-RateLimit-Remaining", Long.toString(d.remaining())));

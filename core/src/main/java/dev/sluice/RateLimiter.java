@@ -131,6 +131,7 @@ public interface RateLimiter {
       if (tiers.isEmpty()) {
         throw new IllegalArgumentException("tiers: at least one tier is required");
       }
+      Tier.checkDistinctPeriods(tiers);
       Policy policy = new Policy(id, algorithm, tiers, failClosed, false, staggered, denyCacheSize);
       return new SingleRateLimiter(new Evaluator(store, clock), policy);
     }

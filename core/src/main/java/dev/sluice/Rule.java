@@ -16,8 +16,11 @@ import java.util.Set;
  */
 public final class Rule {
 
-  /** The key sources a rule uses unless told otherwise. */
-  public static final List<String> DEFAULT_KEY = List.of("user", "header:X-Api-Key", "ip");
+  /**
+   * The key sources a rule uses unless told otherwise: nothing a client can invent. A header is a
+   * key only where a rule names it, which is safe once an authentication filter has validated it.
+   */
+  public static final List<String> DEFAULT_KEY = List.of("user", "ip");
 
   private final String id;
   private final Set<String> methods;
@@ -121,8 +124,9 @@ public final class Rule {
     return staggerWindows;
   }
 
+  /** Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS and servlets serve with GET. */
   boolean matchesMethod(String method) {
-    return methods.isEmpty() || methods.contains(method);
+    return methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET"));
   }
 
   @Override
@@ -172,7 +176,7 @@ public final class Rule {
       this.id = id;
     }
 
-    /** Matches only these methods (any case); none given means every method. */
+    /** Matches only these methods (any case); none given means every method. GET covers HEAD too. */
     public Builder methods(String... methods) {
       this.methods.clear();
       for (String m : methods) {
@@ -250,12 +254,14 @@ public final class Rule {
     /**
      * Builds the rule.
      *
-     * @throws IllegalArgumentException if it has no tier, or a path key names no capture
+     * @throws IllegalArgumentException if it has no tier, two tiers share a period, or a path key
+     *     names no capture
      */
     public Rule build() {
       if (tiers.isEmpty()) {
         throw new IllegalArgumentException("tiers: at least one tier is required");
       }
+      Tier.checkDistinctPeriods(tiers);
       if (staggerWindows && algorithm != Algorithm.FIXED_WINDOW) {
         throw new IllegalArgumentException("staggerWindows applies to the fixed window only");
       }

@@ -5,6 +5,7 @@ import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -19,6 +20,8 @@ public final class RuleSet {
   private final Set<RateLimitHeaders.Family> headers;
   private final RateLimitHeaders.ResetFormat resetFormat;
   private final boolean enabled;
+  private final ForwardedHeader forwardedHeader;
+  private final int ipv6Prefix;
   final List<Cidr> trusted;
 
   private RuleSet(Builder b) {
@@ -27,6 +30,8 @@ public final class RuleSet {
     this.headers = Set.copyOf(b.headers);
     this.resetFormat = b.resetFormat;
     this.enabled = b.enabled;
+    this.forwardedHeader = b.forwardedHeader;
+    this.ipv6Prefix = b.ipv6Prefix;
     this.trusted = b.trustedProxies.stream().map(Cidr::parse).toList();
   }
 
@@ -36,7 +41,8 @@ public final class RuleSet {
 
   /** A builder holding this rule set's settings, to derive a changed copy. */
   public Builder toBuilder() {
-    Builder b = new Builder().trustedProxies(trustedProxies).resetFormat(resetFormat).enabled(enabled);
+    Builder b = new Builder().trustedProxies(trustedProxies).resetFormat(resetFormat).enabled(enabled)
+        .forwardedHeader(forwardedHeader).ipv6Prefix(ipv6Prefix);
     b.headers.clear();
     b.headers.addAll(headers);
     rules.forEach(b::rule);
@@ -59,19 +65,29 @@ public final class RuleSet {
     return resetFormat;
   }
 
+  /** The one header the trusted proxies set; {@code X-Forwarded-For} by default. */
+  public ForwardedHeader forwardedHeader() {
+    return forwardedHeader;
+  }
+
+  /** How many leading bits of an IPv6 client address name the client; 64 by default. */
+  public int ipv6Prefix() {
+    return ipv6Prefix;
+  }
+
   /** False when the kill switch is thrown: nothing is limited, nothing is counted. */
   public boolean enabled() {
     return enabled;
   }
 
-  /** The rule with this id, or null. */
-  public Rule rule(String id) {
+  /** The rule with this id. */
+  public Optional<Rule> rule(String id) {
     for (Rule r : rules) {
       if (r.id().equals(id)) {
-        return r;
+        return Optional.of(r);
       }
     }
-    return null;
+    return Optional.empty();
   }
 
   @Override
@@ -91,6 +107,8 @@ public final class RuleSet {
     private final Set<RateLimitHeaders.Family> headers = EnumSet.allOf(RateLimitHeaders.Family.class);
     private RateLimitHeaders.ResetFormat resetFormat = RateLimitHeaders.ResetFormat.DELTA_SECONDS;
     private boolean enabled = true;
+    private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
+    private int ipv6Prefix = 64;
 
     private Builder() {}
 
@@ -108,12 +126,37 @@ public final class RuleSet {
       return this;
     }
 
-    /** Proxies (CIDRs) whose Forwarded / X-Forwarded-For headers are believed. None by default. */
+    /** Proxies (CIDRs) whose forwarding header ({@link #forwardedHeader}) is believed. None by default. */
     public Builder trustedProxies(List<String> cidrs) {
       for (String c : cidrs) {
         Cidr.parse(c);
       }
       this.trustedProxies = List.copyOf(cidrs);
+      return this;
+    }
+
+    /** The one header the trusted proxies set (the other is ignored); X-Forwarded-For by default. */
+    public Builder forwardedHeader(ForwardedHeader header) {
+      this.forwardedHeader = Objects.requireNonNull(header, "forwardedHeader");
+      return this;
+    }
+
+    /**
+     * Keys IPv6 clients by their first {@code bits} bits (0 to 128; 64 by default, since one host
+     * commonly holds a whole /64 and can rotate addresses within it at will).
+     */
+    public Builder ipv6Prefix(int bits) {
+      if (bits < 1 || bits > 128) {
+        throw new IllegalArgumentException("ipv6Prefix must be between 1 and 128");
+      }
+      this.ipv6Prefix = bits;
+      return this;
+    }
+
+    /** Drops every rule added so far. */
+    Builder clearRules() {
+      rules.clear();
+      ids.clear();
       return this;
     }
 

@@ -3,6 +3,9 @@ package dev.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.time.Duration;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -31,6 +34,30 @@ class PathPatternTest {
       assertEquals(Map.of(), match("/api/v1/report", spelling), spelling);
     }
     assertEquals("/etc", PathPattern.normalize("/../../etc"), "never above the root");
+  }
+
+  @Test
+  void pathParametersAreCutFromEverySegment() {
+    for (String spelling : new String[] {"/api/v1/report;x=1", "/api/v1/report;x=2", "/api;a=b/v1;c/report",
+        "/api/v1/report;", "/api/v1/report;jsessionid=ABC/", "/api/v1/report%3Bx=1", "/api/v1;/report"}) {
+      assertEquals(Map.of(), match("/api/v1/report", spelling), spelling);
+    }
+    assertEquals(Map.of("orgId", "42"), match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42;v=1/product/7;x"));
+  }
+
+  @Test
+  void manyDoubleStarsMatchInLinearTime() {
+    // Backtracking into every '**' would try C(2000, 12) splits of this path; the matcher tries at
+    // most one restart per segment per '**'. The timeout only catches a hang, it measures nothing.
+    String pattern = "/**/a".repeat(12) + "/b";
+    String path = "/a".repeat(2_000);
+    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+      assertNull(match(pattern, path));
+      assertEquals(Map.of(), match(pattern, path + "/b"));
+    });
+    assertEquals(Map.of("x", "a"), match("/**/{x}/**/d", "/a/b/c/d"), "each ** takes as little as it can");
+    assertNull(match("/**/a/**/b", "/b/a"));
+    assertEquals(Map.of(), match("/**/a/**/b", "/a/b"));
   }
 
   @Test

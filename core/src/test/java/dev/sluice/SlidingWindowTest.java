@@ -59,12 +59,12 @@ class SlidingWindowTest {
     RateLimiter l = limiter(100, MINUTE);
     long w = clock.millis() / MINUTE;
     seed("k", MINUTE, w - 1, 80);
-    seed("k", MINUTE, w, 40);
-    clock.advance(Duration.ofSeconds(10));
-    // 80 × 5/6 + 40 + 1 = 107.67 > 100; passes when 80 × (1 − f) + 41 ≤ 100, f = 0.2625 → 15.75 s.
+    clock.advance(Duration.ofSeconds(30));
+    seed("k", MINUTE, w, 60);
+    // 80 × 1/2 + 60 + 1 = 101 > 100; passes when 80 × (1 − f) + 61 ≤ 100, f = 0.5125 → 750 ms from now.
     Decision d = l.tryAcquire("k");
     assertFalse(d.allowed());
-    assertEquals(Duration.ofMillis(5_750), d.retryAfter());
+    assertEquals(Duration.ofMillis(750), d.retryAfter());
     clock.advance(d.retryAfter().minusMillis(1));
     assertFalse(l.tryAcquire("k").allowed());
     clock.advanceMillis(1);
@@ -99,15 +99,19 @@ class SlidingWindowTest {
       RateLimiter l = RateLimiter.slidingWindow(s).tier(limit, Duration.ofMillis(period)).clock(c)
           .denyCacheSize(0).build();
       long w = c.millis() / period;
-      long prev = random.nextInt((int) (2 * limit + 1));
-      long cur = random.nextInt((int) (limit + 1));
+      // A state the limiter reaches: each window at most the limit, and the current one at most what
+      // the decayed previous window lets through now (every request past that was refunded).
+      long prev = random.nextInt((int) (limit + 1));
+      long elapsed = random.nextInt((int) period);
+      long admits = (long) Math.floor(limit - prev * (1 - elapsed / (double) period) + 1e-9);
+      long cur = random.nextInt((int) Math.max(1, admits + 1));
       if (prev > 0) {
         s.increment(List.of(new CounterUpdate("default", "k", period, w - 1, prev)));
       }
       if (cur > 0) {
         s.increment(List.of(new CounterUpdate("default", "k", period, w, cur)));
       }
-      c.advanceMillis(random.nextInt((int) period));
+      c.advanceMillis(elapsed);
       Decision d = l.tryAcquire("k", permits);
       if (d.allowed()) {
         continue;

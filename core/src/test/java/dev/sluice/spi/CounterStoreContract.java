@@ -73,6 +73,13 @@ public abstract class CounterStoreContract {
   }
 
   @Test
+  void countsSaturateInsteadOfWrapping() {
+    inc(up("huge", W, Long.MAX_VALUE - 1));
+    assertArrayEquals(new long[] {Long.MAX_VALUE, 0}, inc(up("huge", W, 5)));
+    assertArrayEquals(new long[] {Long.MAX_VALUE, 0}, inc(up("huge", W, Long.MAX_VALUE)));
+  }
+
+  @Test
   void rolloverMovesCurrentIntoPrevious() {
     inc(up("roll", W, 5));
     assertArrayEquals(new long[] {1, 5}, inc(up("roll", W + 1, 1)));

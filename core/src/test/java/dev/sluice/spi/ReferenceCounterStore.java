@@ -28,7 +28,7 @@ public final class ReferenceCounterStore implements CounterStore {
     for (int i = 0; i < updates.size(); i++) {
       CounterUpdate u = updates.get(i);
       Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());
-      out[2 * i] = counts.merge(k, u.delta(), Long::sum);
+      out[2 * i] = counts.merge(k, u.delta(), ReferenceCounterStore::saturatedSum);
       out[2 * i + 1] = counts.getOrDefault(new Key(u.rule(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
     }
     return out;
@@ -52,6 +52,11 @@ public final class ReferenceCounterStore implements CounterStore {
   }
 
   /** How many increment calls (batches) the store has seen. */
+  /** Forgets every count. */
+  public synchronized void clear() {
+    counts.clear();
+  }
+
   public int incrementCalls() {
     return increments.get();
   }
@@ -63,5 +68,10 @@ public final class ReferenceCounterStore implements CounterStore {
   /** Makes every later call throw {@code e}; null heals the store. */
   public void failWith(RuntimeException e) {
     this.failure = e;
+  }
+
+  private static long saturatedSum(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
   }
 }

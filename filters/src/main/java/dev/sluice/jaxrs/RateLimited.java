@@ -29,8 +29,12 @@ public @interface RateLimited {
 
   Algorithm algorithm() default Algorithm.SLIDING_WINDOW;
 
-  /** Key sources in order; the first that yields a value wins. */
-  String[] key() default {"user", "header:X-Api-Key", "ip"};
+  /**
+   * Key sources in order; the first that yields a value wins. By default the authenticated user,
+   * else the client address: nothing a client can invent. Name a header only once an
+   * authentication filter has validated it.
+   */
+  String[] key() default {"user", "ip"};
 
   /** The rule id; empty for the endpoint group (method and path template). */
   String id() default "";

@@ -1,6 +1,7 @@
 package dev.sluice.rules;
 
 import dev.sluice.Algorithm;
+import dev.sluice.ForwardedHeader;
 import dev.sluice.RateLimitHeaders;
 import dev.sluice.Rule;
 import dev.sluice.RuleSet;
@@ -32,13 +33,15 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /**
- * Reads a rules file (the shape in DESIGN.md). Every error names the file, line and field:
+ * Reads a rules file (docs/RULES.md). Every error names the file, line and field:
  *
  * <pre>{@code
  * defaults: { algorithm: sliding-window, key: [user, ip], onStoreFailure: allow }
  * headers: [x-ratelimit, ietf]
  * resetFormat: delta            # or epoch
  * trustedProxies: [10.0.0.0/8]
+ * forwardedHeader: X-Forwarded-For   # or Forwarded: the one header the trusted proxies set
+ * ipv6Prefix: 64                # IPv6 clients are keyed by this many leading bits
  * enabled: true                 # false throws the kill switch
  * rules:
  *   - id: get-product
@@ -141,7 +144,8 @@ public final class YamlRules {
 
     RuleSet ruleSet(Node root) {
       Map<String, Node> top = mapping(root, "(top level)",
-          Set.of("defaults", "headers", "resetFormat", "trustedProxies", "enabled", "rules"));
+          Set.of("defaults", "headers", "resetFormat", "trustedProxies", "forwardedHeader", "ipv6Prefix", "enabled",
+              "rules"));
       RuleSet.Builder b = RuleSet.builder();
       if (top.containsKey("defaults")) {
         defaults(top.get("defaults"));
@@ -179,6 +183,26 @@ public final class YamlRules {
           cidrs.add(v);
         }
         b.trustedProxies(cidrs);
+      }
+      if (top.containsKey("forwardedHeader")) {
+        Node n = top.get("forwardedHeader");
+        String v = scalar(n, "forwardedHeader");
+        b.forwardedHeader(switch (v.toLowerCase(Locale.ROOT)) {
+          case "x-forwarded-for" -> ForwardedHeader.X_FORWARDED_FOR;
+          case "forwarded" -> ForwardedHeader.FORWARDED;
+          default -> throw error(n, "forwardedHeader", "unknown header '" + v + "' (use X-Forwarded-For or Forwarded)");
+        });
+      }
+      if (top.containsKey("ipv6Prefix")) {
+        Node n = top.get("ipv6Prefix");
+        String v = scalar(n, "ipv6Prefix");
+        int bits;
+        try {
+          bits = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+          throw error(n, "ipv6Prefix", "not a whole number: '" + v + "'");
+        }
+        check(n, "ipv6Prefix", () -> b.ipv6Prefix(bits));
       }
       if (top.containsKey("enabled")) {
         b.enabled(bool(top.get("enabled"), "enabled"));
@@ -233,6 +257,7 @@ public final class YamlRules {
       if (tiers.isEmpty()) {
         throw error(tiersNode, f + ".tiers", "at least one tier is required");
       }
+      Map<Duration, Integer> periods = new HashMap<>();
       for (int i = 0; i < tiers.size(); i++) {
         String tf = f + ".tiers[" + i + "]";
         Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period"));
@@ -253,7 +278,13 @@ public final class YamlRules {
         if (period == null || period.isZero()) {
           throw error(periodNode, tf + ".period", "bad period '" + periodText + "' (use e.g. 500ms, 10s, 5m, 1h, 1d)");
         }
-        b.tier(limit, period);
+        Integer before = periods.putIfAbsent(period, i);
+        if (before != null) {
+          throw error(periodNode, tf + ".period", "same period as " + f + ".tiers[" + before
+              + "] (one counter per period: keep the smaller limit)");
+        }
+        long max = limit;
+        check(periodNode, tf + ".period", () -> b.tier(max, period));
       }
       b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
       b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));

@@ -30,10 +30,10 @@ class RulesFileTest {
       assertFalse(watcher.reload(), "unchanged");
       Files.writeString(file, rules(7));
       assertTrue(watcher.reload());
-      assertEquals(7, limiter.rules().rule("r").tiers().get(0).limit());
+      assertEquals(7, limiter.rules().rule("r").orElseThrow().tiers().get(0).limit());
       Files.writeString(file, rules(0));
       assertFalse(watcher.reload());
-      assertEquals(7, limiter.rules().rule("r").tiers().get(0).limit(), "the last good rules stay");
+      assertEquals(7, limiter.rules().rule("r").orElseThrow().tiers().get(0).limit(), "the last good rules stay");
       Files.writeString(file, rules(9).replace("rules:", "enabled: false\nrules:"));
       assertTrue(watcher.reload());
       assertFalse(limiter.rules().enabled(), "the kill switch from the file");

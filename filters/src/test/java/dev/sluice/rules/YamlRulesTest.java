@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
+import dev.sluice.ForwardedHeader;
 import dev.sluice.RateLimitHeaders;
 import dev.sluice.Rule;
 import dev.sluice.RuleSet;
@@ -42,15 +43,24 @@ class YamlRulesTest {
     RuleSet rules = YamlRules.parse(DESIGN_EXAMPLE, "rules.yaml");
     assertEquals(List.of("127.0.0.1/32", "10.0.0.0/8"), rules.trustedProxies());
     assertEquals(Set.of(RateLimitHeaders.Family.values()), rules.headers());
-    Rule product = rules.rule("get-product");
+    Rule product = rules.rule("get-product").orElseThrow();
     assertEquals(Set.of("GET"), product.methods());
     assertEquals(List.of("path:orgId"), product.key());
     assertEquals(Algorithm.SLIDING_WINDOW, product.algorithm());
     assertEquals(Duration.ofSeconds(10), product.tiers().get(0).period());
     assertEquals(50, product.tiers().get(1).limit());
-    assertTrue(rules.rule("customer-wide").shadow());
-    assertFalse(rules.rule("customer-wide").failClosed());
+    assertTrue(rules.rule("customer-wide").orElseThrow().shadow());
+    assertFalse(rules.rule("customer-wide").orElseThrow().failClosed());
     assertTrue(rules.enabled());
+    assertEquals(ForwardedHeader.X_FORWARDED_FOR, rules.forwardedHeader());
+    assertEquals(64, rules.ipv6Prefix());
+  }
+
+  @Test
+  void theForwardedHeaderAndIpv6PrefixAreRead() {
+    RuleSet rules = YamlRules.parse("forwardedHeader: Forwarded\nipv6Prefix: 56\nrules: []\n", "rules.yaml");
+    assertEquals(ForwardedHeader.FORWARDED, rules.forwardedHeader());
+    assertEquals(56, rules.ipv6Prefix());
   }
 
   @Test
@@ -62,13 +72,13 @@ class YamlRulesTest {
           - { id: a, match: { prefix: /api }, tiers: [ { limit: 5, period: 1m } ] }
           - { id: b, algorithm: sliding-window, onStoreFailure: allow, tiers: [ { limit: 5, period: 500ms } ] }
         """, "r.yaml");
-    assertEquals(Algorithm.FIXED_WINDOW, rules.rule("a").algorithm());
-    assertEquals(List.of("ip"), rules.rule("a").key());
-    assertTrue(rules.rule("a").failClosed());
-    assertTrue(rules.rule("a").pathIsPrefix());
-    assertEquals(Algorithm.SLIDING_WINDOW, rules.rule("b").algorithm());
-    assertFalse(rules.rule("b").failClosed());
-    assertEquals(Duration.ofMillis(500), rules.rule("b").tiers().get(0).period());
+    assertEquals(Algorithm.FIXED_WINDOW, rules.rule("a").orElseThrow().algorithm());
+    assertEquals(List.of("ip"), rules.rule("a").orElseThrow().key());
+    assertTrue(rules.rule("a").orElseThrow().failClosed());
+    assertTrue(rules.rule("a").orElseThrow().pathIsPrefix());
+    assertEquals(Algorithm.SLIDING_WINDOW, rules.rule("b").orElseThrow().algorithm());
+    assertFalse(rules.rule("b").orElseThrow().failClosed());
+    assertEquals(Duration.ofMillis(500), rules.rule("b").orElseThrow().tiers().get(0).period());
     assertEquals(RateLimitHeaders.ResetFormat.EPOCH_SECONDS, rules.resetFormat());
   }
 
@@ -106,6 +116,19 @@ class YamlRulesTest {
         + "    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals("rules.yaml:6: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
         e.getMessage());
+
+    e = error(HEAD + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 9, period: 1000ms }\n");
+    assertEquals("rules.yaml:5: rules[0].tiers[1].period: same period as rules[0].tiers[0] (one counter per period: "
+        + "keep the smaller limit)", e.getMessage());
+
+    e = error(HEAD + "    tiers: [ { limit: 5, period: 999999999999d } ]\n");
+    assertEquals("rules.yaml:3: rules[0].tiers[0].period: period must be at most 366d", e.getMessage());
+
+    e = error("forwardedHeader: X-Real-IP\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules.yaml:1: forwardedHeader: unknown header 'X-Real-IP' (use X-Forwarded-For or Forwarded)",
+        e.getMessage());
+    e = error("ipv6Prefix: 129\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules.yaml:1: ipv6Prefix: ipv6Prefix must be between 1 and 128", e.getMessage());
 
     e = error(HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals("rules.yaml:4: rules[1].id: duplicate rule id 'r' (also rules[0])", e.getMessage());

@@ -168,7 +168,7 @@ class MemcachedEndToEndTest {
     Files.writeString(rulesFile, RULES.replace("limit: 3, period: 10s", "limit: 3, period: 10 seconds"));
     // The watcher checks every 100 ms; give it several chances to (wrongly) take the edit.
     assertFalse(MemcachedServer.await(Duration.ofMillis(600),
-        () -> app.feature.limiter().rules().rule("per-key").tiers().get(0).limit() != 3));
+        () -> app.feature.limiter().rules().rule("per-key").orElseThrow().tiers().get(0).limit() != 3));
     assertEquals(429, sendFour("bad-edit"), "still limited at 3");
   }
 

@@ -15,12 +15,12 @@ final class Counter {
       window = w;
     }
     if (w == window) {
-      current += delta;
+      current = saturatedSum(current, delta);
       out[at] = current;
       out[at + 1] = previous;
     } else if (w == window - 1) {
       // A late writer (its clock behind ours) still lands in the window it meant.
-      previous += delta;
+      previous = saturatedSum(previous, delta);
       out[at] = previous;
       out[at + 1] = 0;
     } else {
@@ -35,5 +35,11 @@ final class Counter {
     } else if (w == window - 1) {
       previous = Math.max(0, previous - delta);
     }
+  }
+
+  /** Counts never wrap: past Long.MAX_VALUE they stay there. */
+  private static long saturatedSum(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
   }
 }

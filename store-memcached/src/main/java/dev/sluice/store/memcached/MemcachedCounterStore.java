@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -27,6 +28,8 @@ import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.internal.OperationFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Counters in Memcached, shared by every instance of a fleet.
@@ -54,6 +57,8 @@ import net.spy.memcached.internal.OperationFuture;
  */
 public final class MemcachedCounterStore implements CounterStore {
 
+  private static final Logger LOG = LoggerFactory.getLogger(MemcachedCounterStore.class);
+
   /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
   static final long TTL_SLACK_SECONDS = 10;
   /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
@@ -69,6 +74,8 @@ public final class MemcachedCounterStore implements CounterStore {
   private final long timeoutNanos;
   private final InstantSource clock;
   private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
+  /** Nodes whose connection is lost: no call is sent to them until spymemcached reconnects. */
+  private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
   private final Builder config;
 
   private MemcachedCounterStore(Builder b) throws IOException {
@@ -94,10 +101,13 @@ public final class MemcachedCounterStore implements CounterStore {
       @Override
       public void connectionEstablished(SocketAddress sa, int reconnectCount) {
         connected.countDown();
+        nodeUp(sa);
       }
 
       @Override
-      public void connectionLost(SocketAddress sa) {}
+      public void connectionLost(SocketAddress sa) {
+        nodeDown(sa);
+      }
     }));
     this.client = new MemcachedClient(cf.build(), b.servers);
     try {
@@ -205,45 +215,81 @@ public final class MemcachedCounterStore implements CounterStore {
         known[i] = cached;
       }
     }
-    List<CircuitBreaker<Object>> nodes = acquire(current);
+    CircuitBreaker<Object>[] nodes = acquire(current);
     @SuppressWarnings("unchecked")
     OperationFuture<Long>[] incrs = new OperationFuture[n];
-    for (int i = 0; i < n; i++) {
-      CounterUpdate u = updates.get(i);
-      incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
-    }
-    // One get per key, not a bulk get: a bulk get fails whole when one node is down, and a
-    // previous window may live on another node than its current window.
     Map<String, Future<Object>> gets = new HashMap<>(unknown.size() * 2);
-    for (String k : unknown) {
-      gets.computeIfAbsent(k, client::asyncGet);
+    try {
+      for (int i = 0; i < n; i++) {
+        CounterUpdate u = updates.get(i);
+        incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
+      }
+      // One get per key, not a bulk get: a bulk get fails whole when one node is down, and a
+      // previous window may live on another node than its current window.
+      for (String k : unknown) {
+        gets.computeIfAbsent(k, client::asyncGet);
+      }
+    } catch (RuntimeException e) {
+      // Not sent (a full queue, a client shutting down): every permit taken is answered.
+      for (OperationFuture<Long> f : incrs) {
+        if (f != null) {
+          f.cancel();
+        }
+      }
+      gets.values().forEach(f -> f.cancel(false));
+      distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      throw new StoreUnavailableException("memcached operations could not be sent: " + e);
     }
     return new Batch(updates, current, previous, known, incrs, gets, nodes);
   }
 
   /**
-   * One permit from the breaker of each distinct node the keys live on. A permit taken must be
-   * answered with a recorded result (else a half-open breaker would wait for it forever), so when
-   * a later node refuses, the ones already taken are recorded as failures.
+   * One permit from the breaker of each distinct node the keys live on, as an array parallel to
+   * {@code keys}. A permit taken must be answered with a recorded result (else a half-open breaker
+   * would wait for it forever), so when a later node refuses, the ones already taken are recorded
+   * as failures. A node whose connection is lost refuses at once: it is probed by spymemcached's
+   * reconnection, not by requests.
    */
-  private List<CircuitBreaker<Object>> acquire(String[] keys) {
+  private CircuitBreaker<Object>[] acquire(String[] keys) {
+    @SuppressWarnings("unchecked")
+    CircuitBreaker<Object>[] out = new CircuitBreaker[keys.length];
     List<CircuitBreaker<Object>> taken = new ArrayList<>(2);
-    for (String k : keys) {
-      CircuitBreaker<Object> b = breaker(k);
+    for (int i = 0; i < keys.length; i++) {
+      SocketAddress node = nodeOf(keys[i]);
+      CircuitBreaker<Object> b = breaker(node);
+      out[i] = b;
       if (taken.contains(b)) {
         continue;
       }
-      if (!b.tryAcquirePermit()) {
+      if (down.contains(node) || !b.tryAcquirePermit()) {
         taken.forEach(CircuitBreaker::recordFailure);
-        throw new StoreUnavailableException("circuit open for " + nodeOf(k));
+        throw new StoreUnavailableException("memcached node " + node + (down.contains(node) ? " is down" : ": circuit open"));
       }
       taken.add(b);
     }
-    return taken;
+    return out;
+  }
+
+  private void nodeDown(SocketAddress node) {
+    if (down.add(node)) {
+      breaker(node).open();
+      LOG.warn("memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects", node);
+    }
+  }
+
+  private void nodeUp(SocketAddress node) {
+    if (down.remove(node)) {
+      breaker(node).close();
+      LOG.warn("memcached node {} reconnected: counting again", node);
+    }
   }
 
   private CircuitBreaker<Object> breaker(String key) {
-    return breakers.computeIfAbsent(nodeOf(key), a -> CircuitBreaker.builder()
+    return breaker(nodeOf(key));
+  }
+
+  private CircuitBreaker<Object> breaker(SocketAddress node) {
+    return breakers.computeIfAbsent(node, a -> CircuitBreaker.builder()
         .withFailureThreshold(config.breakerFailures)
         .withDelay(config.breakerDelay)
         .withSuccessThreshold(1)
@@ -263,10 +309,12 @@ public final class MemcachedCounterStore implements CounterStore {
     final long[] known;
     final OperationFuture<Long>[] incrs;
     final Map<String, Future<Object>> gets;
-    final List<CircuitBreaker<Object>> nodes;
+    /** The breaker of each increment's node. */
+    final CircuitBreaker<Object>[] nodes;
+    private boolean recorded;
 
     Batch(List<CounterUpdate> updates, String[] current, String[] previous, long[] known,
-        OperationFuture<Long>[] incrs, Map<String, Future<Object>> gets, List<CircuitBreaker<Object>> nodes) {
+        OperationFuture<Long>[] incrs, Map<String, Future<Object>> gets, CircuitBreaker<Object>[] nodes) {
       this.nodes = nodes;
       this.known = known;
       this.updates = updates;
@@ -279,18 +327,61 @@ public final class MemcachedCounterStore implements CounterStore {
     long[] await(long deadline) {
       int n = incrs.length;
       long[] out = new long[2 * n];
+      // Each node's breaker hears only of its own operations: a dead node must not open a healthy
+      // one's breaker because one decision had counters on both.
+      List<CircuitBreaker<Object>> failedNodes = new ArrayList<>(1);
+      StoreUnavailableException failure = null;
       for (int i = 0; i < n; i++) {
-        long v = value(get(incrs[i], deadline));
-        for (int retry = 0; v < 0 && retry < CREATION_RACE_RETRIES; retry++) {
+        try {
+          out[2 * i] = count(i, deadline);
+        } catch (StoreUnavailableException e) {
+          failure = e;
+          if (!failedNodes.contains(nodes[i])) {
+            failedNodes.add(nodes[i]);
+          }
+        }
+      }
+      recorded = true;
+      for (CircuitBreaker<Object> b : distinct(nodes)) {
+        if (failedNodes.contains(b)) {
+          b.recordFailure();
+        } else {
+          b.recordSuccess();
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      readPrevious(out, deadline);
+      return out;
+    }
+
+    /** The new count of increment {@code i}. */
+    private long count(int i, long deadline) {
+      {
+        OperationFuture<Long> op = incrs[i];
+        long v = value(get(op, deadline));
+        CounterUpdate u = updates.get(i);
+        for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
           // Another instance created the key between our miss and our add: count again.
-          CounterUpdate u = updates.get(i);
-          v = value(get(client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis())), deadline));
+          op = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
+          v = value(get(op, deadline));
+        }
+        if (v < 0 && succeeded(op)) {
+          // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
+          // largest long, so it never wraps back to a small number.
+          client.set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+          v = Long.MAX_VALUE;
         }
         if (v < 0) {
           throw new StoreUnavailableException("incr of " + current[i] + " failed");
         }
-        out[2 * i] = v;
+        return v;
       }
+    }
+
+    private void readPrevious(long[] out, long deadline) {
+      int n = incrs.length;
       if (!gets.isEmpty() && previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
         previousCounts.clear();
       }
@@ -308,16 +399,18 @@ public final class MemcachedCounterStore implements CounterStore {
       for (int i = 0; i < n; i++) {
         out[2 * i + 1] = known[i] >= 0 ? known[i] : read.get(previous[i]);
       }
-      nodes.forEach(CircuitBreaker::recordSuccess);
-      return out;
     }
 
+    /** After a failure outside the operations' own answers: cancels, and answers every permit not yet answered. */
     void failed() {
       for (Future<?> f : incrs) {
         f.cancel(false);
       }
       gets.values().forEach(f -> f.cancel(false));
-      nodes.forEach(CircuitBreaker::recordFailure);
+      if (!recorded) {
+        recorded = true;
+        distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      }
     }
   }
 
@@ -337,6 +430,20 @@ public final class MemcachedCounterStore implements CounterStore {
     } catch (ExecutionException | RuntimeException e) {
       throw new StoreUnavailableException("memcached failed: " + e.getMessage());
     }
+  }
+
+  private static List<CircuitBreaker<Object>> distinct(CircuitBreaker<Object>[] nodes) {
+    List<CircuitBreaker<Object>> out = new ArrayList<>(2);
+    for (CircuitBreaker<Object> b : nodes) {
+      if (!out.contains(b)) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+
+  private static boolean succeeded(OperationFuture<Long> op) {
+    return op.isDone() && op.getStatus() != null && op.getStatus().isSuccess();
   }
 
   private static long value(Long v) {

@@ -2,14 +2,14 @@ package dev.sluice;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Lets one caller through per interval of the given clock readings; for logs that must not flood. */
-final class Throttle {
+/** Lets one log line through per interval of the given clock readings, so a log cannot flood. */
+final class LogGate {
 
   private final long intervalMillis;
   /** When the last caller went through; 0 for never, so the first always goes. */
   private final AtomicLong last = new AtomicLong();
 
-  Throttle(long intervalMillis) {
+  LogGate(long intervalMillis) {
     this.intervalMillis = intervalMillis;
   }
 
