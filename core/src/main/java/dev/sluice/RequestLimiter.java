@@ -206,6 +206,17 @@ public final class RequestLimiter {
     }
   }
 
+  /** Whether any rule in force, bound ones included, keys on the client address ({@code ip}). */
+  public boolean keysOnClientAddress() {
+    Compiled c = compiled;
+    for (Rule r : c.rules.rules()) {
+      if (r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP)) {
+        return true;
+      }
+    }
+    return c.bound.stream().anyMatch(r -> r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP));
+  }
+
   /** The rules in force. */
   public RuleSet rules() {
     return compiled.rules;

@@ -74,7 +74,7 @@ public final class Demo implements AutoCloseable {
         : MemcachedCounterStore.builder().servers(o.memcached).build();
     SluiceFeature.Builder b = SluiceFeature.builder(store);
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
-    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature).register(GrizzlyPeer.class, 100)
+    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature)
         .property("jersey.config.server.wadl.disableWadl", true);
     HttpServer server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
     // Grizzly closes a keep-alive connection after 256 requests by default, which races with a

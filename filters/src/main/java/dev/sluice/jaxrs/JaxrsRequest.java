@@ -4,17 +4,16 @@ import dev.sluice.RequestInfo;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import java.security.Principal;
 import java.util.List;
-import java.util.function.Function;
 
 /** A JAX-RS request as the rules see it; reads lazily. */
 final class JaxrsRequest implements RequestInfo {
 
   private final ContainerRequestContext ctx;
-  private final Function<ContainerRequestContext, String> remoteAddress;
+  private final ContainerAccess container;
 
-  JaxrsRequest(ContainerRequestContext ctx, Function<ContainerRequestContext, String> remoteAddress) {
+  JaxrsRequest(ContainerRequestContext ctx, ContainerAccess container) {
     this.ctx = ctx;
-    this.remoteAddress = remoteAddress;
+    this.container = container;
   }
 
   @Override
@@ -22,9 +21,19 @@ final class JaxrsRequest implements RequestInfo {
     return ctx.getMethod();
   }
 
+  /**
+   * The path below the context path, still encoded (the rules normalize it): under a servlet
+   * container the request URI without the servlet context path, so the servlet mapping is part of
+   * it, as the servlet filter sees it; on a standalone server (Grizzly, Jetty) the path below the
+   * application's base URI.
+   */
   @Override
   public String path() {
-    // Relative to the application, still encoded: the rules normalize and decode it.
+    String context = container.contextPath();
+    if (context != null) {
+      String uri = ctx.getUriInfo().getRequestUri().getRawPath();
+      return uri.startsWith(context) ? uri.substring(context.length()) : uri;
+    }
     String p = ctx.getUriInfo().getPath(false);
     return p.startsWith("/") ? p : "/" + p;
   }
@@ -37,7 +46,7 @@ final class JaxrsRequest implements RequestInfo {
 
   @Override
   public String remoteAddress() {
-    return remoteAddress.apply(ctx);
+    return container.remoteAddress(ctx);
   }
 
   @Override

@@ -2,7 +2,7 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.RequestLimiter;
 import dev.sluice.Rule;
-import dev.sluice.RuleSet;
+import dev.sluice.rules.Periods;
 import jakarta.ws.rs.HttpMethod;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Priorities;
@@ -11,13 +11,14 @@ import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.DynamicFeature;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.FeatureContext;
+import jakarta.ws.rs.core.MultivaluedMap;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.function.Function;
-import java.util.function.Supplier;
+import java.util.Map;
 
 /**
  * Reads {@link RateLimited} on resource classes and methods and binds a filter with those rules to
@@ -25,15 +26,12 @@ import java.util.function.Supplier;
  */
 final class RateLimitedFeature implements DynamicFeature {
 
-  private final Function<RuleSet, RequestLimiter> limiters;
-  private final Supplier<RuleSet> base;
-  private final Function<ContainerRequestContext, String> remoteAddress;
+  private final RequestLimiter limiter;
+  private final ContainerAccess container;
 
-  RateLimitedFeature(Function<RuleSet, RequestLimiter> limiters, Supplier<RuleSet> base,
-      Function<ContainerRequestContext, String> remoteAddress) {
-    this.limiters = limiters;
-    this.base = base;
-    this.remoteAddress = remoteAddress;
+  RateLimitedFeature(RequestLimiter limiter, ContainerAccess container) {
+    this.limiter = limiter;
+    this.container = container;
   }
 
   @Override
@@ -47,13 +45,11 @@ final class RateLimitedFeature implements DynamicFeature {
     }
     String httpMethod = httpMethod(m);
     String template = template(type, m);
-    RuleSet current = base.get();
-    RuleSet.Builder rules = RuleSet.builder().trustedProxies(current.trustedProxies())
-        .headers(current.headers()).resetFormat(current.resetFormat());
+    List<Rule> rules = new ArrayList<>();
     int i = 0;
     for (RateLimited l : limits) {
       String where = type.getSimpleName() + "." + m.getName() + " @RateLimited[" + i++ + "]";
-      Duration period = dev.sluice.rules.Periods.parse(l.period());
+      Duration period = Periods.parse(l.period());
       if (period == null) {
         throw new IllegalStateException(where + ": bad period '" + l.period() + "' (use e.g. 500ms, 10s, 5m, 1h)");
       }
@@ -62,17 +58,26 @@ final class RateLimitedFeature implements DynamicFeature {
         id = id + " " + l.limit() + "/" + l.period();
       }
       try {
+        // The path is for display and path keys: Jersey has already routed the request here, so a
+        // bound rule applies to every path the method serves, whatever regular expression its
+        // template holds.
         Rule.Builder b = Rule.builder(id).path(pattern(template)).key(l.key()).algorithm(l.algorithm())
             .tier(l.limit(), period);
         if (httpMethod != null) {
           b.methods(httpMethod);
         }
-        rules.rule(b.build());
+        rules.add(b.build());
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException(where + ": " + e.getMessage(), e);
       }
     }
-    context.register(new Filter(limiters.apply(rules.build()), base, remoteAddress), Priorities.AUTHENTICATION + 60);
+    RequestLimiter.Binding binding;
+    try {
+      binding = limiter.bind(rules);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException(type.getSimpleName() + "." + m.getName() + ": " + e.getMessage(), e);
+    }
+    context.register(new Filter(limiter, binding, container), Priorities.AUTHENTICATION + 60);
   }
 
   private static String httpMethod(Method m) {
@@ -102,31 +107,68 @@ final class RateLimitedFeature implements DynamicFeature {
     return sb.length() == 0 ? "/" : sb.toString();
   }
 
-  /** A template with its regular expressions dropped: {@code {id: \d+}} becomes {@code {id}}. */
+  /** A template with its regular expressions dropped: {@code {id: \\d+}} becomes {@code {id}}. */
   static String pattern(String template) {
-    return template.replaceAll("\\{\\s*([\\w.-]+)\\s*:[^}]*}", "{$1}");
+    StringBuilder out = new StringBuilder(template.length());
+    int i = 0;
+    while (i < template.length()) {
+      char c = template.charAt(i);
+      if (c != '{') {
+        out.append(c);
+        i++;
+        continue;
+      }
+      // A parameter: its name, then an optional ": regex" whose own braces nest.
+      int depth = 0;
+      int end = i;
+      for (; end < template.length(); end++) {
+        char e = template.charAt(end);
+        depth += e == '{' ? 1 : e == '}' ? -1 : 0;
+        if (depth == 0) {
+          break;
+        }
+      }
+      String inside = template.substring(i + 1, Math.min(end, template.length()));
+      int colon = inside.indexOf(':');
+      out.append('{').append((colon < 0 ? inside : inside.substring(0, colon)).trim()).append('}');
+      i = end + 1;
+    }
+    return out.toString();
   }
 
   /**
    * Enforces one method's annotations, after matching and authentication (priority AUTHENTICATION +
-   * 60). The feature's kill switch turns it off too.
+   * 60). The rules live in the feature's limiter, so they follow its reloads, kill switch and
+   * per-rule switches.
    */
   static final class Filter implements ContainerRequestFilter {
     private final RequestLimiter limiter;
-    private final Supplier<RuleSet> base;
-    private final Function<ContainerRequestContext, String> remoteAddress;
+    private final RequestLimiter.Binding binding;
+    private final ContainerAccess container;
 
-    Filter(RequestLimiter limiter, Supplier<RuleSet> base, Function<ContainerRequestContext, String> remoteAddress) {
+    Filter(RequestLimiter limiter, RequestLimiter.Binding binding, ContainerAccess container) {
       this.limiter = limiter;
-      this.base = base;
-      this.remoteAddress = remoteAddress;
+      this.binding = binding;
+      this.container = container;
     }
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      if (base.get().enabled()) {
-        Responses.apply(limiter, limiter.decide(new JaxrsRequest(ctx, remoteAddress)), ctx);
+      Responses.apply(limiter, () -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx)), ctx);
+    }
+
+    private static Map<String, String> pathParameters(ContainerRequestContext ctx) {
+      MultivaluedMap<String, String> params = ctx.getUriInfo().getPathParameters(true);
+      if (params.isEmpty()) {
+        return Map.of();
       }
+      Map<String, String> out = new HashMap<>(params.size() * 2);
+      params.forEach((k, v) -> {
+        if (!v.isEmpty()) {
+          out.put(k, v.get(0));
+        }
+      });
+      return out;
     }
   }
 }

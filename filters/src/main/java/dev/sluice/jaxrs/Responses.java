@@ -7,45 +7,63 @@ import dev.sluice.RuleSet;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Decisions into JAX-RS responses and headers. */
 final class Responses {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
 
   /** The request property that carries the decision from the request filter to the response filter. */
   static final String DECISION = "dev.sluice.decision";
 
   private Responses() {}
 
-  /** Decides, and aborts the request with a 429 (or 503) when it is rejected. */
-  static void apply(RequestLimiter limiter, Decision d, ContainerRequestContext ctx) {
-    if (d == null) {
-      return;
-    }
-    Decision earlier = (Decision) ctx.getProperty(DECISION);
-    if (earlier == null || !d.allowed() || d.remaining() < earlier.remaining()) {
-      ctx.setProperty(DECISION, d);
-    }
-    if (!d.allowed()) {
-      Response.ResponseBuilder r = Response.status(RateLimitHeaders.status(d))
-          .type(RateLimitHeaders.PROBLEM_JSON).entity(RateLimitHeaders.problem(d));
-      for (Map.Entry<String, String> h : headers(limiter, d)) {
-        r.header(h.getKey(), h.getValue());
+  /**
+   * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
+   * limiter fails open on its own errors, and an error here lets the request through.
+   */
+  static void apply(RequestLimiter limiter, Supplier<Decision> decide, ContainerRequestContext ctx) {
+    try {
+      Decision d = decide.get();
+      if (d == null) {
+        return;
       }
-      ctx.abortWith(r.build());
+      Decision earlier = (Decision) ctx.getProperty(DECISION);
+      if (earlier == null || !d.allowed() || d.remaining() < earlier.remaining()) {
+        ctx.setProperty(DECISION, d);
+      }
+      if (!d.allowed()) {
+        Response.ResponseBuilder r = Response.status(RateLimitHeaders.status(d))
+            .type(RateLimitHeaders.PROBLEM_JSON).entity(RateLimitHeaders.problem(d));
+        for (Map.Entry<String, String> h : headers(limiter, d)) {
+          r.header(h.getKey(), h.getValue());
+        }
+        ctx.abortWith(r.build());
+      }
+    } catch (RuntimeException e) {
+      LOG.error("rate limiting failed; the request goes on unlimited", e);
     }
   }
 
   /** Adds the decision's headers to a response that does not carry them yet. */
   static void addHeaders(RequestLimiter limiter, Decision d, MultivaluedMap<String, Object> headers) {
-    for (Map.Entry<String, String> h : headers(limiter, d)) {
-      if (!headers.containsKey(h.getKey())) {
-        headers.putSingle(h.getKey(), h.getValue());
+    try {
+      for (Map.Entry<String, String> h : headers(limiter, d)) {
+        if (!headers.containsKey(h.getKey())) {
+          headers.putSingle(h.getKey(), h.getValue());
+        }
       }
+    } catch (RuntimeException e) {
+      LOG.error("rate limit headers failed; the response goes on without them", e);
     }
   }
 
-  private static java.util.List<Map.Entry<String, String>> headers(RequestLimiter limiter, Decision d) {
+  private static List<Map.Entry<String, String>> headers(RequestLimiter limiter, Decision d) {
     RuleSet rules = limiter.rules();
     return RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), limiter.clock().millis());
   }

@@ -7,6 +7,7 @@ import dev.sluice.RuleSet;
 import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
+import org.glassfish.jersey.InjectionManagerProvider;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.Feature;
@@ -29,14 +30,17 @@ import java.util.function.Function;
  * the store failed and the rule fails closed) with a problem+json body. The rules file is watched
  * and a valid edit takes effect at once; {@link #limiter()} gives the runtime switches.
  *
- * <p>JAX-RS has no standard way to read the client's address: by default the {@code ip} key reads
- * the request property {@value #REMOTE_ADDRESS_PROPERTY}, which a container-specific filter sets;
- * or pass {@link Builder#remoteAddress}.
+ * <p>JAX-RS has no standard way to read the client's address, so the feature reads it from the
+ * container underneath Jersey: Grizzly, Jetty, or any servlet container. Elsewhere, pass {@link
+ * Builder#remoteAddress}; without it, start-up fails if a rule keys on {@code ip}, rather than let
+ * every anonymous request through unlimited.
+ *
+ * <p>Rule paths are matched against the path below the context path: under a servlet container
+ * the request URI without the servlet context path (so a Jersey servlet mapped at {@code /v1/*}
+ * sees {@code /v1/api/hello}, as the servlet filter does); on a standalone server, the path below
+ * the application's base URI.
  */
 public final class SluiceFeature implements Feature, AutoCloseable {
-
-  /** The request property the default {@code ip} lookup reads. */
-  public static final String REMOTE_ADDRESS_PROPERTY = "dev.sluice.remoteAddress";
 
   private final RequestLimiter limiter;
   private final RulesFile watcher;
@@ -69,10 +73,12 @@ public final class SluiceFeature implements Feature, AutoCloseable {
 
   @Override
   public boolean configure(FeatureContext context) {
-    context.register(new SluiceRequestFilter(limiter, config.remoteAddress), Priorities.AUTHENTICATION + 50);
+    ContainerAccess container = new ContainerAccess(InjectionManagerProvider.getInjectionManager(context),
+        config.remoteAddress, limiter);
+    context.register(container);
+    context.register(new SluiceRequestFilter(limiter, container), Priorities.AUTHENTICATION + 50);
     context.register(new SluiceResponseFilter(limiter), Priorities.HEADER_DECORATOR);
-    context.register(new RateLimitedFeature(rules -> limiter(config, rules), limiter::rules,
-        config.remoteAddress));
+    context.register(new RateLimitedFeature(limiter, container));
     return true;
   }
 
@@ -85,24 +91,17 @@ public final class SluiceFeature implements Feature, AutoCloseable {
   }
 
   private static RequestLimiter limiter(Builder b, RuleSet rules) {
-    synchronized (b.limiter) {
-      return b.limiter.rules(rules).build();
-    }
-  }
-
-  private static String propertyAddress(ContainerRequestContext ctx) {
-    Object v = ctx.getProperty(REMOTE_ADDRESS_PROPERTY);
-    return v == null ? null : v.toString();
+    return b.limiter.rules(rules).build();
   }
 
   /** Configures a {@link SluiceFeature}. */
   public static final class Builder {
-    /** Every limiter of the feature (the rule set's, each annotated method's) is built from it. */
+    /** The feature's one limiter, for the rules file and every annotated method, is built from it. */
     private final RequestLimiter.Builder limiter;
     private RuleSet rules = RuleSet.builder().build();
     private Path rulesFile;
     private Duration watchInterval = Duration.ofSeconds(1);
-    private Function<ContainerRequestContext, String> remoteAddress = SluiceFeature::propertyAddress;
+    private Function<ContainerRequestContext, String> remoteAddress;
 
     private Builder(CounterStore store) {
       this.limiter = RequestLimiter.builder(store);
@@ -151,7 +150,12 @@ public final class SluiceFeature implements Feature, AutoCloseable {
       return this;
     }
 
-    /** How to find the peer's address in a request (see the class comment). */
+    /**
+     * How to find the peer's address in a request, where the feature cannot find it in the container
+     * (see the class comment); for example {@code ctx -> (String) ctx.getProperty("peer")} with a
+     * filter of yours that sets it. This is the peer, not the client: trusted proxies are still
+     * resolved from the rules' forwarding header.
+     */
     public Builder remoteAddress(Function<ContainerRequestContext, String> remoteAddress) {
       this.remoteAddress = Objects.requireNonNull(remoteAddress, "remoteAddress");
       return this;

@@ -4,7 +4,6 @@ import dev.sluice.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.PreMatching;
-import java.util.function.Function;
 
 /**
  * Enforces the rules before resource matching, so a rejected request costs as little as possible.
@@ -15,15 +14,15 @@ import java.util.function.Function;
 final class SluiceRequestFilter implements ContainerRequestFilter {
 
   private final RequestLimiter limiter;
-  private final Function<ContainerRequestContext, String> remoteAddress;
+  private final ContainerAccess container;
 
-  SluiceRequestFilter(RequestLimiter limiter, Function<ContainerRequestContext, String> remoteAddress) {
+  SluiceRequestFilter(RequestLimiter limiter, ContainerAccess container) {
     this.limiter = limiter;
-    this.remoteAddress = remoteAddress;
+    this.container = container;
   }
 
   @Override
   public void filter(ContainerRequestContext ctx) {
-    Responses.apply(limiter, limiter.decide(new JaxrsRequest(ctx, remoteAddress)), ctx);
+    Responses.apply(limiter, () -> limiter.decide(new JaxrsRequest(ctx, container)), ctx);
   }
 }

@@ -55,20 +55,13 @@ class SluiceFeatureTest extends JerseyTest {
     }
   }
 
-  /** Stands in for the container: the peer address comes from a test header. */
-  @PreMatching
-  public static class TestPeer implements ContainerRequestFilter {
-    @Override
-    public void filter(jakarta.ws.rs.container.ContainerRequestContext ctx) {
-      String peer = ctx.getHeaderString("X-Test-Peer");
-      ctx.setProperty(SluiceFeature.REMOTE_ADDRESS_PROPERTY, peer == null ? "192.0.2.1" : peer);
-    }
-  }
-
   @Override
   protected Application configure() {
     clock = new FakeClock();
-    feature = SluiceFeature.builder(new ReferenceCounterStore()).clock(clock).rules(YamlRules.parse("""
+    // The in-memory test container has no peer address: the test header stands in for it.
+    feature = SluiceFeature.builder(new ReferenceCounterStore()).clock(clock)
+        .remoteAddress(ctx -> ctx.getHeaderString("X-Test-Peer") == null ? "192.0.2.1" : ctx.getHeaderString("X-Test-Peer"))
+        .rules(YamlRules.parse("""
         trustedProxies: [10.0.0.0/8]
         rules:
           - id: report
@@ -86,7 +79,7 @@ class SluiceFeatureTest extends JerseyTest {
             tiers: [ { limit: 1, period: 1h } ]
             shadow: true
         """, "test-rules.yaml")).build();
-    return new ResourceConfig(Api.class).register(feature).register(TestPeer.class, 100);
+    return new ResourceConfig(Api.class).register(feature);
   }
 
   private Response get(String path, String apiKey) {

@@ -1,7 +1,6 @@
 package dev.sluice.it;
 
 import dev.sluice.example.DemoResources;
-import dev.sluice.example.GrizzlyPeer;
 import dev.sluice.jaxrs.SluiceFeature;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,7 +32,7 @@ final class App implements AutoCloseable {
   App(SluiceFeature feature, AutoCloseable also) {
     this.feature = feature;
     this.also = also;
-    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature).register(GrizzlyPeer.class, 100)
+    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature)
         .property("jersey.config.server.wadl.disableWadl", true);
     server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://127.0.0.1:0/"), app, false);
     try {

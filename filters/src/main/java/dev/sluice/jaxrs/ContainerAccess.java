@@ -1,0 +1,145 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.RequestLimiter;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.function.Function;
+import org.glassfish.jersey.internal.inject.InjectionManager;
+import org.glassfish.jersey.server.spi.Container;
+import org.glassfish.jersey.server.spi.ContainerLifecycleListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What JAX-RS does not say about a request, read from the container underneath Jersey: the peer's
+ * address, and under a servlet container the context path. Finds the container at start-up
+ * (Grizzly, Jetty, or any servlet container), and fails start-up when it cannot find the peer
+ * address and a rule needs it. Thread-safe after start-up.
+ */
+final class ContainerAccess implements ContainerLifecycleListener {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ContainerAccess.class);
+
+  /** The containers Jersey runs on, by what holds their request. */
+  enum Kind {
+    SERVLET("jakarta.servlet.http.HttpServletRequest"),
+    GRIZZLY("org.glassfish.grizzly.http.server.Request"),
+    JETTY("org.eclipse.jetty.server.Request"),
+    UNKNOWN(null);
+
+    final String requestType;
+
+    Kind(String requestType) {
+      this.requestType = requestType;
+    }
+
+    static Kind of(Container container) {
+      String name = container.getClass().getName();
+      if (name.startsWith("org.glassfish.jersey.servlet.")) {
+        return SERVLET;
+      }
+      if (name.startsWith("org.glassfish.jersey.grizzly2.")) {
+        return GRIZZLY;
+      }
+      if (name.startsWith("org.glassfish.jersey.jetty.")) {
+        return JETTY;
+      }
+      return UNKNOWN;
+    }
+  }
+
+  static final String HOW_TO = "SluiceFeature cannot find the client's address on this container; supply it with "
+      + "SluiceFeature.builder(store).remoteAddress(ctx -> ...) (for example from a request property your "
+      + "container filter sets), or key no rule on 'ip'";
+
+  private final InjectionManager injection;
+  private final Function<ContainerRequestContext, String> custom;
+  private final RequestLimiter limiter;
+  private volatile Kind kind = Kind.UNKNOWN;
+  private volatile Class<?> requestType;
+  private volatile MethodHandle remoteAddr;
+  private volatile MethodHandle contextPath;
+
+  ContainerAccess(InjectionManager injection, Function<ContainerRequestContext, String> custom, RequestLimiter limiter) {
+    this.injection = injection;
+    this.custom = custom;
+    this.limiter = limiter;
+  }
+
+  @Override
+  public void onStartup(Container container) {
+    Kind k = Kind.of(container);
+    if (k != Kind.UNKNOWN) {
+      try {
+        bind(k, container.getClass().getClassLoader());
+      } catch (ReflectiveOperationException | LinkageError e) {
+        LOG.debug("cannot read the {} request", k, e);
+        k = Kind.UNKNOWN;
+      }
+    }
+    this.kind = k;
+    if (k == Kind.UNKNOWN && custom == null && limiter.keysOnClientAddress()) {
+      throw new IllegalStateException(HOW_TO + " (container: " + container.getClass().getName() + ")");
+    }
+    LOG.info("rate limit rules in force (client address from {}):\n{}",
+        custom != null ? "the configured function" : k == Kind.UNKNOWN ? "nowhere: no rule keys on ip" : k, limiter);
+  }
+
+  private void bind(Kind k, ClassLoader loader) throws ReflectiveOperationException {
+    Class<?> type = Class.forName(k.requestType, false, loader);
+    MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+    MethodHandle addr;
+    try {
+      addr = lookup.findVirtual(type, "getRemoteAddr", MethodType.methodType(String.class));
+    } catch (NoSuchMethodException e) {
+      // Jetty 12's core Request reads it through a static helper.
+      addr = lookup.findStatic(type, "getRemoteAddr", MethodType.methodType(String.class, type));
+    }
+    this.remoteAddr = addr.asType(MethodType.methodType(String.class, Object.class));
+    if (k == Kind.SERVLET) {
+      this.contextPath = lookup.findVirtual(type, "getContextPath", MethodType.methodType(String.class))
+          .asType(MethodType.methodType(String.class, Object.class));
+    }
+    this.requestType = type;
+  }
+
+  @Override
+  public void onReload(Container container) {
+    onStartup(container);
+  }
+
+  @Override
+  public void onShutdown(Container container) {}
+
+  /** The peer's address, or null when none can be found. */
+  String remoteAddress(ContainerRequestContext ctx) {
+    if (custom != null) {
+      return custom.apply(ctx);
+    }
+    return (String) call(remoteAddr);
+  }
+
+  /** The servlet context path, or null when Jersey does not run in a servlet container. */
+  String contextPath() {
+    return kind == Kind.SERVLET ? (String) call(contextPath) : null;
+  }
+
+  private Object call(MethodHandle method) {
+    Class<?> type = requestType;
+    if (method == null || type == null) {
+      return null;
+    }
+    try {
+      Object request = injection.getInstance(type);
+      return request == null ? null : method.invoke(request);
+    } catch (Throwable e) {
+      if (e instanceof Error err && !(e instanceof LinkageError)) {
+        throw err;
+      }
+      LOG.debug("cannot read the container's request", e);
+      return null;
+    }
+  }
+}
