@@ -61,6 +61,8 @@ final class ContainerAccess implements ContainerLifecycleListener {
   private volatile Class<?> requestType;
   private volatile MethodHandle remoteAddr;
   private volatile MethodHandle contextPath;
+  private volatile boolean started;
+  private final java.util.concurrent.atomic.AtomicBoolean warned = new java.util.concurrent.atomic.AtomicBoolean();
 
   ContainerAccess(InjectionManager injection, Function<ContainerRequestContext, String> custom, RequestLimiter limiter) {
     this.injection = injection;
@@ -80,6 +82,7 @@ final class ContainerAccess implements ContainerLifecycleListener {
       }
     }
     this.kind = k;
+    this.started = true;
     if (k == Kind.UNKNOWN && custom == null && limiter.keysOnClientAddress()) {
       throw new IllegalStateException(HOW_TO + " (container: " + container.getClass().getName() + ")");
     }
@@ -118,7 +121,12 @@ final class ContainerAccess implements ContainerLifecycleListener {
     if (custom != null) {
       return custom.apply(ctx);
     }
-    return (String) call(remoteAddr);
+    String address = (String) call(remoteAddr);
+    if (address == null && !started && warned.compareAndSet(false, true)) {
+      // A container that never announced its start-up (a test harness): say so once, loudly.
+      LOG.error("{}; until then, rules keyed on ip limit nobody", HOW_TO);
+    }
+    return address;
   }
 
   /** The servlet context path, or null when Jersey does not run in a servlet container. */

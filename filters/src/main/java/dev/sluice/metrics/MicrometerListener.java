@@ -15,7 +15,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Counts decisions in Micrometer: {@code sluice.requests} tagged {@code rule} and {@code outcome}
  * ({@code allowed}, {@code rejected}, {@code shadow-rejected}, {@code failed-open}, {@code
- * failed-closed}), and times store calls as {@code sluice.store.calls}. Needs micrometer-core on the
+ * failed-closed}), counts the limiter's own failures (a key source or quota resolver that threw)
+ * as {@code sluice.errors} tagged {@code exception}, and times store calls as {@code
+ * sluice.store.calls}. Needs micrometer-core on the
  * class path (an optional dependency of this module). Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
@@ -42,6 +44,14 @@ public final class MicrometerListener implements DecisionListener {
     for (String rule : rules) {
       count(rule, outcome(rule, d));
     }
+  }
+
+  @Override
+  public void onError(Throwable error) {
+    String type = error.getClass().getSimpleName();
+    counters.computeIfAbsent("\u0001" + type, k -> Counter.builder("sluice.errors")
+        .description("Decisions that failed with an exception and were decided as on a store failure")
+        .tag("exception", type).register(registry)).increment();
   }
 
   private static String outcome(String rule, Decision d) {

@@ -8,6 +8,7 @@ import dev.sluice.RuleSet;
 import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreProvider;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -22,8 +23,11 @@ import java.nio.file.Path;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rate limiting for any servlet application, with the same rules and responses as the JAX-RS
@@ -31,18 +35,26 @@ import java.util.Map;
  * init parameters:
  *
  * <ul>
- *   <li>{@code rules}: a rules file path, or {@code classpath:NAME} for a resource (a file is watched);
- *   <li>{@code store}: the class name of a {@link CounterStore} with a public static {@code create()}
- *       method or a public no-argument constructor, e.g. {@code
- *       dev.sluice.store.inmemory.InMemoryCounterStore}.
+ *   <li>{@code rules}: a rules file path (watched for edits), or {@code classpath:NAME} for a
+ *       resource;
+ *   <li>{@code store}: {@code in-memory} (the default) or {@code memcached}, or the class name of
+ *       either store; the store's module must be on the class path;
+ *   <li>{@code store.NAME}: the store's settings. Memcached: {@code store.servers} ({@code
+ *       host:port,host:port}, required), {@code store.prefix}, {@code store.operationTimeout} and
+ *       {@code store.connectTimeout} (e.g. {@code 50ms}, {@code 2s}). In memory: {@code
+ *       store.maximumCounters}.
  * </ul>
  *
- * Thread-safe.
+ * A store the filter created is closed by {@link #destroy()}. Rule paths match the request URI
+ * below the context path (the servlet mapping included). Thread-safe.
  */
 public final class SluiceFilter implements Filter {
 
+  private static final Logger LOG = LoggerFactory.getLogger(SluiceFilter.class);
+
   private volatile RequestLimiter limiter;
   private RulesFile watcher;
+  private CounterStore created;
 
   /** For web.xml: configured by init parameters in {@link #init}. */
   public SluiceFilter() {}
@@ -54,32 +66,38 @@ public final class SluiceFilter implements Filter {
   @Override
   public void init(FilterConfig config) throws ServletException {
     if (limiter != null) {
+      LOG.info("rate limit rules in force:\n{}", limiter);
       return;
     }
     String rules = config.getInitParameter("rules");
-    String store = config.getInitParameter("store");
-    if (rules == null || store == null) {
-      throw new ServletException("SluiceFilter needs the init parameters 'rules' and 'store', or a RequestLimiter");
+    if (rules == null) {
+      throw new ServletException("SluiceFilter needs the init parameter 'rules' (a file, or classpath:NAME), "
+          + "or a RequestLimiter");
     }
-    RuleSet ruleSet = rules.startsWith("classpath:") ? YamlRules.loadResource(rules.substring(10))
-        : YamlRules.load(Path.of(rules));
-    limiter = RequestLimiter.builder(createStore(store)).rules(ruleSet).build();
+    String store = config.getInitParameter("store");
+    Map<String, String> settings = new HashMap<>();
+    for (String name : Collections.list(config.getInitParameterNames())) {
+      if (name.startsWith("store.")) {
+        settings.put(name.substring(6), config.getInitParameter(name));
+      }
+    }
+    RuleSet ruleSet;
+    try {
+      ruleSet = rules.startsWith("classpath:") ? YamlRules.loadResource(rules.substring(10)) : YamlRules.load(Path.of(rules));
+    } catch (RuntimeException e) {
+      throw new ServletException("SluiceFilter: " + e.getMessage(), e);
+    }
+    try {
+      created = CounterStoreProvider.create(store == null ? "in-memory" : store.trim(), settings,
+          Thread.currentThread().getContextClassLoader());
+    } catch (RuntimeException e) {
+      throw new ServletException("SluiceFilter: store " + (store == null ? "in-memory" : store) + ": " + e.getMessage(), e);
+    }
+    limiter = RequestLimiter.builder(created).rules(ruleSet).build();
     if (!rules.startsWith("classpath:")) {
       watcher = RulesFile.watch(Path.of(rules), limiter, Duration.ofSeconds(1));
     }
-  }
-
-  private static CounterStore createStore(String className) throws ServletException {
-    try {
-      Class<?> type = Class.forName(className, true, Thread.currentThread().getContextClassLoader());
-      try {
-        return (CounterStore) type.getMethod("create").invoke(null);
-      } catch (NoSuchMethodException e) {
-        return (CounterStore) type.getConstructor().newInstance();
-      }
-    } catch (ReflectiveOperationException | ClassCastException e) {
-      throw new ServletException("cannot create the counter store '" + className + "': " + e, e);
-    }
+    LOG.info("rate limit rules in force (from {}, store {}):\n{}", rules, created, limiter);
   }
 
   /** The limiter: its kill switch, rule switches and {@code update}. */
@@ -95,16 +113,21 @@ public final class SluiceFilter implements Filter {
       return;
     }
     RequestLimiter l = limiter;
-    Decision d = l.decide(new ServletRequestInfo(request));
-    if (d == null) {
-      chain.doFilter(req, res);
-      return;
+    Decision d;
+    try {
+      d = l.decide(new ServletRequestInfo(request));
+      if (d != null) {
+        RuleSet rules = l.rules();
+        for (Map.Entry<String, String> h : RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), l.clock().millis())) {
+          response.setHeader(h.getKey(), h.getValue());
+        }
+      }
+    } catch (RuntimeException e) {
+      // The limiter fails open on its own errors; this is the last guard, never the client's problem.
+      LOG.error("rate limiting failed; the request goes on unlimited", e);
+      d = null;
     }
-    RuleSet rules = l.rules();
-    for (Map.Entry<String, String> h : RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), l.clock().millis())) {
-      response.setHeader(h.getKey(), h.getValue());
-    }
-    if (d.allowed()) {
+    if (d == null || d.allowed()) {
       chain.doFilter(req, res);
       return;
     }
@@ -119,6 +142,9 @@ public final class SluiceFilter implements Filter {
   public void destroy() {
     if (watcher != null) {
       watcher.close();
+    }
+    if (created != null) {
+      created.close();
     }
   }
 

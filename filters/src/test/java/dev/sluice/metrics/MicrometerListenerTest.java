@@ -1,6 +1,7 @@
 package dev.sluice.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.RequestInfo;
 import dev.sluice.RequestLimiter;
@@ -70,5 +71,20 @@ class MicrometerListenerTest {
     l.decide(request("192.0.2.10"));
     assertEquals(1, count("strict", "failed-open"));
     assertEquals(1, count("dark", "failed-open"));
+  }
+
+  @Test
+  void aFailureInsideADecisionIsCountedAndFailsOpen() {
+    RequestLimiter l = RequestLimiter.builder(store).clock(new FakeClock()).listener(new MicrometerListener(registry))
+        .quotaResolver((request, rule) -> {
+          throw new IllegalStateException("resolver bug");
+        })
+        .rules(YamlRules.parse("rules: [ { id: r, key: [ip], tiers: [ { limit: 1, period: 1m } ] } ]\n", "e.yaml"))
+        .build();
+    for (int i = 0; i < 3; i++) {
+      assertTrue(l.decide(request("192.0.2.11")).allowed());
+    }
+    assertEquals(3, registry.find("sluice.errors").tag("exception", "IllegalStateException").counter().count());
+    assertEquals(3, count("r", "failed-open"));
   }
 }
