@@ -70,9 +70,9 @@ public final class Demo implements AutoCloseable {
   /** Starts the demo; for tests and the command line. */
   public static Demo start(Options o, PrintStream out) {
     RuleSet rules = o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
-    CounterStore store = o.memcached == null ? InMemoryCounterStore.create()
-        : MemcachedCounterStore.builder().servers(o.memcached).build();
-    SluiceFeature.Builder b = SluiceFeature.builder(store);
+    CounterStore store = o.memcached == null ? InMemoryCounterStore.builder().clock(o.clock).build()
+        : MemcachedCounterStore.builder().servers(o.memcached).clock(o.clock).build();
+    SluiceFeature.Builder b = SluiceFeature.builder(store).clock(o.clock);
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
     ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature)
         .property("jersey.config.server.wadl.disableWadl", true);
@@ -119,6 +119,13 @@ public final class Demo implements AutoCloseable {
     int port = 8080;
     java.nio.file.Path rules;
     String memcached;
+    java.time.InstantSource clock = java.time.InstantSource.system();
+
+    /** Where time comes from; the system clock by default (tests inject a fake one). */
+    public Options clock(java.time.InstantSource clock) {
+      this.clock = clock;
+      return this;
+    }
 
     /** Listens on this address; 0.0.0.0 by default. */
     public Options host(String host) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.rules.RulesException;
+import dev.sluice.spi.FakeClock;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -34,7 +35,10 @@ class DemoTest {
   @Test
   void theBundledRulesLimitTheDemoApiAndLeaveHealthAlone() throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0), new PrintStream(out, true, StandardCharsets.UTF_8))) {
+    // A fixed instant: no window boundary can fall inside the test and let an extra request through.
+    FakeClock clock = new FakeClock();
+    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).clock(clock),
+        new PrintStream(out, true, StandardCharsets.UTF_8))) {
       String banner = out.toString(StandardCharsets.UTF_8);
       assertTrue(banner.contains("listening on http://127.0.0.1:" + demo.port()), banner);
       assertTrue(banner.contains("in-memory") && banner.contains("reports-per-key") && banner.contains("curl"), banner);
@@ -54,6 +58,18 @@ class DemoTest {
         assertEquals(200, h.statusCode());
         assertFalse(h.headers().firstValue("X-RateLimit-Limit").isPresent());
       }
+    }
+  }
+
+  @Test
+  void rotatingTheApiKeyHitsThePerAddressBackstop() throws Exception {
+    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).clock(new FakeClock()),
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      int allowed = 0;
+      for (int i = 0; i < 100; i++) {
+        allowed += send(demo, "GET", "/api/v1/report", "invented-" + i).statusCode() == 200 ? 1 : 0;
+      }
+      assertEquals(60, allowed, "per-ip-backstop: 60 per 10 s from one address, whatever the key");
     }
   }
 

@@ -26,6 +26,8 @@ public final class RulesFile implements AutoCloseable {
   private final RequestLimiter limiter;
   private final ScheduledExecutorService timer;
   private byte[] last;
+  /** What was last logged about the file being unreadable; null while it reads. */
+  private String problem;
 
   private RulesFile(Path file, RequestLimiter limiter, Duration interval) {
     this.file = file;
@@ -80,11 +82,21 @@ public final class RulesFile implements AutoCloseable {
     }
   }
 
-  private byte[] read() {
+  /** The file's bytes, or null; a problem is logged once, until the file reads again or the problem changes. */
+  private synchronized byte[] read() {
     try {
-      return Files.readAllBytes(file);
+      byte[] bytes = Files.readAllBytes(file);
+      if (problem != null) {
+        LOG.info("rules file {} can be read again", file);
+        problem = null;
+      }
+      return bytes;
     } catch (IOException e) {
-      LOG.warn("cannot read rules file {}: {}", file, e.toString());
+      String now = YamlRules.describe(e);
+      if (!now.equals(problem)) {
+        LOG.warn("cannot read rules file {}: {}; the rules in force stay (logged again only if this changes)", file, now);
+        problem = now;
+      }
       return null;
     }
   }

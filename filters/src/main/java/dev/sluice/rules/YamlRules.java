@@ -71,8 +71,19 @@ public final class YamlRules {
     try {
       return parse(Files.readString(file, StandardCharsets.UTF_8), file.toString());
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot read rules file " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException("cannot read rules file " + file + ": " + describe(e), e);
     }
+  }
+
+  /** An I/O problem in words: "no such file" rather than the bare path the JDK gives. */
+  static String describe(IOException e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "permission denied";
+    }
+    return e.getMessage() == null ? e.toString() : e.getMessage();
   }
 
   /** Reads rules from a class path resource such as {@code sluice-rules.yaml}. */

@@ -1,5 +1,6 @@
 package dev.sluice.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.RateLimiter;
@@ -33,7 +34,9 @@ class ClockSkewTest {
 
   @AfterAll
   static void stop() {
-    memcached.close();
+    if (memcached != null) {
+      memcached.close();
+    }
   }
 
   /** The most requests allowed in any true window of one period, over 10 s at 10× the limit. */
@@ -41,10 +44,14 @@ class ClockSkewTest {
     long start = System.currentTimeMillis() / 60_000 * 60_000 + 60_000;
     FakeClock a = new FakeClock(start);
     FakeClock b = new FakeClock(start + skewMillis);
-    try (MemcachedCounterStore s = MemcachedCounterStore.builder().servers(memcached.address())
-        .prefix("skew" + ++prefix).operationTimeout(Duration.ofSeconds(2)).build()) {
-      RateLimiter ra = algorithm.apply(s).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(a).build();
-      RateLimiter rb = algorithm.apply(s).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(b).build();
+    String shared = "skew" + ++prefix;
+    // Two instances: each its own store (its own memo of ended windows), one memcached between them.
+    try (MemcachedCounterStore sa = MemcachedCounterStore.builder().servers(memcached.address())
+        .prefix(shared).operationTimeout(Duration.ofSeconds(2)).clock(a).build();
+        MemcachedCounterStore sb = MemcachedCounterStore.builder().servers(memcached.address())
+            .prefix(shared).operationTimeout(Duration.ofSeconds(2)).clock(b).build()) {
+      RateLimiter ra = algorithm.apply(sa).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(a).build();
+      RateLimiter rb = algorithm.apply(sb).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(b).build();
       ArrayDeque<Long> allowed = new ArrayDeque<>();
       long worst = 0;
       for (long t = 0; t < 10_000; t += 5) {
@@ -68,22 +75,19 @@ class ClockSkewTest {
     Report.line("clock skew, 2 instances, limit 20 per 1 s, 200 req/s for 10 s; worst true 1 s window:");
     Report.line("| skew | sliding window | fixed window |");
     Report.line("|---:|---:|---:|");
-    long slidingAtZero = 0;
-    long fixedAtZero = 0;
-    long slidingWorst = 0;
-    for (long skew : new long[] {0, 50, 100, 250, 500, 1_000, 2_000}) {
-      long sliding = worstWindow(skew, RateLimiter::slidingWindow);
-      long fixed = worstWindow(skew, RateLimiter::fixedWindow);
-      Report.line(String.format(Locale.ROOT, "| %d ms | %d (%+.0f %%) | %d (%+.0f %%) |", skew,
-          sliding, 100.0 * (sliding - LIMIT) / LIMIT, fixed, 100.0 * (fixed - LIMIT) / LIMIT));
-      if (skew == 0) {
-        slidingAtZero = sliding;
-        fixedAtZero = fixed;
-      }
-      slidingWorst = Math.max(slidingWorst, sliding);
+    // The figures docs/RELIABILITY.md reports. A fixed window is exact; a sliding window may allow
+    // one more when a refund from one instance has not reached memcached before the other instance
+    // reads the ended window (two connections, as in a real fleet).
+    long[] skews = {0, 50, 100, 250, 500, 1_000, 2_000};
+    long[] sliding = {20, 20, 21, 24, 29, 39, 40};
+    long[] fixed = {20, 25, 30, 40, 40, 40, 40};
+    for (int i = 0; i < skews.length; i++) {
+      long s = worstWindow(skews[i], RateLimiter::slidingWindow);
+      long f = worstWindow(skews[i], RateLimiter::fixedWindow);
+      Report.line(String.format(Locale.ROOT, "| %d ms | %d (%+.0f %%) | %d (%+.0f %%) |", skews[i],
+          s, 100.0 * (s - LIMIT) / LIMIT, f, 100.0 * (f - LIMIT) / LIMIT));
+      assertTrue(s >= sliding[i] && s <= Math.min(2 * LIMIT, sliding[i] + 1), "sliding at " + skews[i] + " ms: " + s);
+      assertEquals(fixed[i], f, "fixed at " + skews[i] + " ms");
     }
-    assertTrue(slidingAtZero <= LIMIT * 1.1, "no skew, sliding: " + slidingAtZero);
-    assertTrue(fixedAtZero <= 2 * LIMIT, "no skew, fixed: " + fixedAtZero);
-    assertTrue(slidingWorst <= 3 * LIMIT, "even a 2 s skew stays bounded: " + slidingWorst);
   }
 }

@@ -52,7 +52,9 @@ class FaultsTest {
 
   @AfterEach
   void stop() {
-    memcached.close();
+    if (memcached != null) {
+      memcached.close();
+    }
   }
 
   /** What the store calls did, as the limiter's listener saw them. */

@@ -37,7 +37,9 @@ class FleetTest {
 
   @AfterAll
   static void stop() {
-    memcached.close();
+    if (memcached != null) {
+      memcached.close();
+    }
   }
 
   private static MemcachedCounterStore store(String servers, String prefix) {

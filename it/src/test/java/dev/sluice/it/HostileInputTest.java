@@ -43,7 +43,9 @@ class HostileInputTest {
 
   @AfterAll
   static void stop() {
-    memcached.close();
+    if (memcached != null) {
+      memcached.close();
+    }
   }
 
   @Test

@@ -66,7 +66,9 @@ class MemcachedEndToEndTest {
 
   @AfterAll
   static void stopMemcached() {
-    memcached.close();
+    if (memcached != null) {
+      memcached.close();
+    }
   }
 
   @BeforeEach
@@ -84,8 +86,10 @@ class MemcachedEndToEndTest {
 
   @AfterEach
   void stopApp() {
-    app.close();
-    store.close();
+    if (app != null) {
+      app.close();
+      store.close();
+    }
   }
 
   @Test

@@ -59,6 +59,13 @@ public final class MemcachedCounterStore implements CounterStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(MemcachedCounterStore.class);
 
+  static {
+    // Before spymemcached makes its first logger: its own would print a stack trace per reconnect.
+    if (System.getProperty("net.spy.log.LoggerImpl") == null) {
+      System.setProperty("net.spy.log.LoggerImpl", SpyLogging.class.getName());
+    }
+  }
+
   /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
   static final long TTL_SLACK_SECONDS = 10;
   /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
@@ -76,6 +83,7 @@ public final class MemcachedCounterStore implements CounterStore {
   private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
   /** Nodes whose connection is lost: no call is sent to them until spymemcached reconnects. */
   private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
+  private volatile boolean closing;
   private final Builder config;
 
   private MemcachedCounterStore(Builder b) throws IOException {
@@ -166,6 +174,7 @@ public final class MemcachedCounterStore implements CounterStore {
 
   @Override
   public void close() {
+    closing = true;
     client.shutdown(1, TimeUnit.SECONDS);
   }
 
@@ -245,33 +254,41 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /**
    * One permit from the breaker of each distinct node the keys live on, as an array parallel to
-   * {@code keys}. A permit taken must be answered with a recorded result (else a half-open breaker
-   * would wait for it forever), so when a later node refuses, the ones already taken are recorded
-   * as failures. A node whose connection is lost refuses at once: it is probed by spymemcached's
-   * reconnection, not by requests.
+   * {@code keys}. A node that is down refuses the batch before any permit is taken. A permit taken
+   * must be answered with a recorded result (else a half-open breaker would wait for it forever);
+   * when a later node's breaker refuses, the half-open permits already taken are handed back by
+   * re-entering half-open, and closed breakers need no answer, so a refusing node never records
+   * anything on a healthy one. A node whose connection is lost is
+   * probed by spymemcached's reconnection, not by requests.
    */
   private CircuitBreaker<Object>[] acquire(String[] keys) {
     @SuppressWarnings("unchecked")
     CircuitBreaker<Object>[] out = new CircuitBreaker[keys.length];
-    List<CircuitBreaker<Object>> taken = new ArrayList<>(2);
     for (int i = 0; i < keys.length; i++) {
       SocketAddress node = nodeOf(keys[i]);
-      CircuitBreaker<Object> b = breaker(node);
-      out[i] = b;
-      if (taken.contains(b)) {
-        continue;
+      out[i] = breaker(node);
+      if (down.contains(node)) {
+        throw new StoreUnavailableException("memcached node " + node + " is down");
       }
-      if (down.contains(node) || !b.tryAcquirePermit()) {
-        taken.forEach(CircuitBreaker::recordFailure);
-        throw new StoreUnavailableException("memcached node " + node + (down.contains(node) ? " is down" : ": circuit open"));
+    }
+    List<CircuitBreaker<Object>> taken = new ArrayList<>(2);
+    for (CircuitBreaker<Object> b : distinct(out)) {
+      boolean halfOpen = b.isHalfOpen();
+      if (!b.tryAcquirePermit()) {
+        for (CircuitBreaker<Object> t : taken) {
+          t.halfOpen();
+        }
+        throw new StoreUnavailableException("memcached: circuit open");
       }
-      taken.add(b);
+      if (halfOpen) {
+        taken.add(b);
+      }
     }
     return out;
   }
 
   private void nodeDown(SocketAddress node) {
-    if (down.add(node)) {
+    if (!closing && down.add(node)) {
       breaker(node).open();
       LOG.warn("memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects", node);
     }

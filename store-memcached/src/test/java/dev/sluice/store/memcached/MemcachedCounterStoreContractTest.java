@@ -20,7 +20,9 @@ class MemcachedCounterStoreContractTest extends CounterStoreContract {
 
   @AfterAll
   static void stopMemcached() {
-    server.close();
+    if (server != null) {
+      server.close();
+    }
   }
 
   @Override

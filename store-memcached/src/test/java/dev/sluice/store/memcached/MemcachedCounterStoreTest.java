@@ -37,7 +37,9 @@ class MemcachedCounterStoreTest {
 
   @AfterAll
   static void stopMemcached() {
-    server.close();
+    if (server != null) {
+      server.close();
+    }
   }
 
   @AfterEach
@@ -223,6 +225,54 @@ class MemcachedCounterStoreTest {
         assertTrue(a > 50, "each node holds a share: " + java.util.Arrays.toString(added));
       }
     }
+  }
+
+  /** An identity whose counter of window {@code w} lives on {@code node}. */
+  private static String identityOn(MemcachedCounterStore s, MemcachedServer node, long w) {
+    for (int i = 0; ; i++) {
+      String id = "id-" + i;
+      String key = s.keyOf(new CounterUpdate("r", id, 60_000, w, 1));
+      if (s.client().getNodeLocator().getPrimary(key).getSocketAddress().equals(node.socketAddress())) {
+        return id;
+      }
+    }
+  }
+
+  @Test
+  void aDeadNodeOpensOnlyItsOwnBreakerWhenABatchSpansNodes() {
+    try (MemcachedServer sick = MemcachedServer.start()) {
+      store = MemcachedCounterStore.builder().servers(server.address() + "," + sick.address())
+          .prefix("span" + PREFIX.incrementAndGet()).operationTimeout(Duration.ofMillis(100))
+          .circuitBreaker(3, Duration.ofMinutes(5)).build();
+      long w = clock.millis() / 60_000;
+      CounterUpdate onSick = new CounterUpdate("r", identityOn(store, sick, w), 60_000, w, 1);
+      CounterUpdate onHealthy = new CounterUpdate("r", identityOn(store, server, w), 60_000, w, 1);
+      sick.stall();
+      try {
+        for (int i = 0; i < 5; i++) {
+          assertThrows(StoreUnavailableException.class, () -> store.increment(List.of(onHealthy, onSick)));
+        }
+        assertTrue(store.breakerOpen(store.keyOf(onSick)), "the stalled node's breaker opened");
+        assertFalse(store.breakerOpen(store.keyOf(onHealthy)), "the healthy node's breaker stayed closed");
+        // Three batches reached both nodes; once the stalled node's breaker opened, batches were
+        // refused before anything was sent, and the healthy node still counts on its own.
+        assertEquals(4, store.increment(List.of(onHealthy))[0]);
+      } finally {
+        sick.resume();
+      }
+    }
+  }
+
+  @Test
+  void operationsThatCannotBeSentAreRecordedAsFailures() {
+    MemcachedCounterStore s = store(Duration.ofSeconds(2));
+    CounterUpdate u = new CounterUpdate("r", "unsent", 60_000, clock.millis() / 60_000, 1);
+    assertEquals(1, s.increment(List.of(u))[0]);
+    s.client().shutdown();
+    for (int i = 0; i < 3; i++) {
+      assertThrows(StoreUnavailableException.class, () -> s.increment(List.of(u)));
+    }
+    assertTrue(s.breakerOpen(s.keyOf(u)), "three unsent batches are three failures: the breaker opened");
   }
 
   @Test

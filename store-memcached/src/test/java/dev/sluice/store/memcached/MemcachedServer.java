@@ -46,12 +46,42 @@ public final class MemcachedServer implements AutoCloseable {
       server.backend = server.new LocalProcess(binary, freePort(), megabytes);
       return server;
     }
-    if (dockerAvailable()) {
+    if (DOCKER.get()) {
       server.backend = server.new Container(megabytes);
       return server;
     }
-    throw new IllegalStateException("memcached is needed: install it (apt-get install -y memcached) "
-        + "or make a Docker engine reachable for Testcontainers");
+    if (MISSING_REPORTED.compareAndSet(false, true)) {
+      throw new Missing();
+    }
+    throw new org.opentest4j.TestAbortedException("memcached is not installed (see the first failure)");
+  }
+
+  /** Set to a path to use that binary, or to {@code none} to act as if none were installed. */
+  static final String BINARY_PROPERTY = "sluice.memcached";
+  private static final java.util.concurrent.atomic.AtomicBoolean MISSING_REPORTED = new java.util.concurrent.atomic.AtomicBoolean();
+  private static final java.util.function.Supplier<Boolean> DOCKER = new java.util.function.Supplier<>() {
+    private volatile Boolean answer;
+
+    @Override
+    public Boolean get() {
+      if (answer == null) {
+        answer = !"none".equals(System.getProperty(BINARY_PROPERTY)) && dockerAvailable();
+      }
+      return answer;
+    }
+  };
+
+  /** One line, no stack trace: the first test that needs memcached says how to get it. */
+  static final class Missing extends IllegalStateException {
+    Missing() {
+      super("memcached is not installed: run 'apt-get install -y memcached' (Debian/Ubuntu) or put a memcached "
+          + "binary on the PATH; with a Docker engine, Testcontainers starts one instead. Later tests that need it are skipped.");
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
   }
 
   public String host() {
@@ -195,6 +225,10 @@ public final class MemcachedServer implements AutoCloseable {
   }
 
   private static String findBinary() {
+    String chosen = System.getProperty(BINARY_PROPERTY);
+    if (chosen != null) {
+      return chosen.equals("none") ? null : chosen;
+    }
     for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
       File f = new File(dir, "memcached");
       if (f.canExecute()) {
