@@ -84,6 +84,8 @@ public final class MemcachedCounterStore implements CounterStore {
   /** Nodes whose connection is lost: no call is sent to them until spymemcached reconnects. */
   private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
   private volatile boolean closing;
+  /** Connections this store's client has opened, reconnections included. */
+  private final java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
   private final Builder config;
 
   private MemcachedCounterStore(Builder b) throws IOException {
@@ -108,6 +110,7 @@ public final class MemcachedCounterStore implements CounterStore {
     cf.setInitialObservers(List.of(new ConnectionObserver() {
       @Override
       public void connectionEstablished(SocketAddress sa, int reconnectCount) {
+        connections.incrementAndGet();
         connected.countDown();
         nodeUp(sa);
       }
@@ -181,6 +184,11 @@ public final class MemcachedCounterStore implements CounterStore {
   /** The key a counter's window is stored under; for tests and operators. */
   String keyOf(CounterUpdate u) {
     return keys.key(u, u.window());
+  }
+
+  /** How many connections this store has opened, reconnections included; for tests. */
+  int connectionsOpened() {
+    return connections.get();
   }
 
   MemcachedClient client() {
