@@ -7,7 +7,6 @@ import dev.sluice.RuleSet;
 import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
-import org.glassfish.jersey.InjectionManagerProvider;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.Feature;
@@ -17,6 +16,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.function.Function;
+import org.glassfish.jersey.InjectionManagerProvider;
 
 /**
  * Rate limiting for a JAX-RS application, registered in one line:

@@ -18,13 +18,8 @@ import jakarta.ws.rs.Produces;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,15 +134,7 @@ class AdaptersTest {
 
   /** The status of one request sent as written, from {@code client} through the trusted proxy. */
   static int raw(int port, String method, String path, String client) throws IOException {
-    try (Socket s = new Socket("127.0.0.1", port)) {
-      s.setSoTimeout(10_000);
-      OutputStream out = s.getOutputStream();
-      out.write((method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: " + client
-          + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-      out.flush();
-      String status = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
-      return status == null ? -1 : Integer.parseInt(status.split(" ")[1]);
-    }
+    return RawHttp.status(port, List.of(method + " " + path + " HTTP/1.1", "X-Forwarded-For: " + client));
   }
 
   /**

@@ -12,13 +12,8 @@ import dev.sluice.rules.YamlRules;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.store.memcached.MemcachedServer;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
-import java.net.Socket;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -205,16 +200,7 @@ class HostileInputTest {
 
   /** Sends raw bytes and returns the status code, or -1 if the server closed without answering. */
   private static int raw(int port, String request) throws Exception {
-    try (Socket s = new Socket("127.0.0.1", port)) {
-      s.setSoTimeout(5_000);
-      OutputStream out = s.getOutputStream();
-      out.write(request.getBytes(StandardCharsets.UTF_8));
-      out.flush();
-      String status = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
-      return status == null ? -1 : Integer.parseInt(status.split(" ")[1]);
-    } catch (java.net.SocketException e) {
-      return -1;
-    }
+    return RawHttp.status(port, request);
   }
 
   private static String printable(String s) {
