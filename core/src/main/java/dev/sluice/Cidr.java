@@ -33,7 +33,8 @@ final class Cidr {
       try {
         bits = Integer.parseInt(s.substring(slash + 1));
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("bad CIDR '" + text + "': prefix length is not a number");
+        throw new IllegalArgumentException(
+            "bad CIDR '" + text + "': prefix length is not a number");
       }
       if (bits < 0 || bits > address.length * 8) {
         throw new IllegalArgumentException("bad CIDR '" + text + "': prefix length out of range");
@@ -57,8 +58,8 @@ final class Cidr {
   }
 
   /**
-   * The bytes of an IPv4 or IPv6 literal (brackets and an IPv6 zone allowed), 4 bytes for IPv4
-   * and for an IPv4-mapped IPv6 address; null if it is not a literal. Never resolves a name.
+   * The bytes of an IPv4 or IPv6 literal (brackets and an IPv6 zone allowed), 4 bytes for IPv4 and
+   * for an IPv4-mapped IPv6 address; null if it is not a literal. Never resolves a name.
    */
   static byte[] parseAddress(String s) {
     if (s == null || s.isEmpty() || s.length() > 64) {

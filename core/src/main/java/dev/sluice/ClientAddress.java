@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Finds the client's address: the peer, unless the peer is a trusted proxy; then the one
- * forwarding header the proxies set ({@code X-Forwarded-For}, or {@code Forwarded} of RFC 7239),
- * read right to left, skipping trusted proxies. The other header is ignored, so a client cannot
- * win by sending the one the proxies do not overwrite; and headers from an untrusted peer are
- * ignored, so a client cannot spoof its address.
+ * Finds the client's address: the peer, unless the peer is a trusted proxy; then the one forwarding
+ * header the proxies set ({@code X-Forwarded-For}, or {@code Forwarded} of RFC 7239), read right to
+ * left, skipping trusted proxies. The other header is ignored, so a client cannot win by sending
+ * the one the proxies do not overwrite; and headers from an untrusted peer are ignored, so a client
+ * cannot spoof its address.
  *
  * <p>The answer has one spelling per client: IPv4 dotted decimal (an IPv4-mapped IPv6 address is
  * its IPv4 address), IPv6 in RFC 5952 form and cut to its {@code ipv6Prefix} (a /64 by default,
@@ -39,9 +39,10 @@ final class ClientAddress {
       return peer;
     }
     if (!trusted.isEmpty() && isTrusted(hop)) {
-      List<String> chain = header == ForwardedHeader.FORWARDED
-          ? forwardedFor(request.headers("Forwarded"))
-          : xForwardedFor(request.headers("X-Forwarded-For"));
+      List<String> chain =
+          header == ForwardedHeader.FORWARDED
+              ? forwardedFor(request.headers("Forwarded"))
+              : xForwardedFor(request.headers("X-Forwarded-For"));
       for (int i = chain.size() - 1; i >= 0; i--) {
         byte[] candidate = Cidr.parseAddress(stripPort(chain.get(i)));
         if (candidate == null) {

@@ -20,8 +20,14 @@ public final class Decision {
   private final boolean shadowRejected;
   private final boolean cached;
 
-  Decision(boolean allowed, Quota binding, List<Quota> quotas, Duration retryAfter,
-      StoreStatus storeStatus, boolean shadowRejected, boolean cached) {
+  Decision(
+      boolean allowed,
+      Quota binding,
+      List<Quota> quotas,
+      Duration retryAfter,
+      StoreStatus storeStatus,
+      boolean shadowRejected,
+      boolean cached) {
     this.allowed = allowed;
     this.binding = binding;
     this.quotas = quotas;
@@ -72,17 +78,17 @@ public final class Decision {
   }
 
   /**
-   * How long the client should wait before the same request can pass: the earliest instant at
-   * which every violated tier lets it through, assuming no other traffic. {@link Duration#ZERO}
-   * when allowed. For a request larger than a tier's limit, which can never pass, the tier's period.
+   * How long the client should wait before the same request can pass: the earliest instant at which
+   * every violated tier lets it through, assuming no other traffic. {@link Duration#ZERO} when
+   * allowed. For a request larger than a tier's limit, which can never pass, the tier's period.
    */
   public Duration retryAfter() {
     return retryAfter;
   }
 
   /**
-   * Every tier of every policy that applied, in order. Empty when the store failed, since the
-   * usage is then unknown; also empty when the local deny cache answered, apart from the binding.
+   * Every tier of every policy that applied, in order. Empty when the store failed, since the usage
+   * is then unknown; also empty when the local deny cache answered, apart from the binding.
    */
   public List<Quota> quotas() {
     return quotas;
@@ -110,9 +116,23 @@ public final class Decision {
 
   @Override
   public String toString() {
-    return (allowed ? "allowed" : "rejected") + "{policy=" + binding.policy() + ", limit=" + limit()
-        + ", used=" + used() + ", remaining=" + remaining() + ", resetAfter=" + resetAfter()
-        + ", retryAfter=" + retryAfter + ", store=" + storeStatus
-        + (shadowRejected ? ", shadowRejected" : "") + (cached ? ", cached" : "") + "}";
+    return (allowed ? "allowed" : "rejected")
+        + "{policy="
+        + binding.policy()
+        + ", limit="
+        + limit()
+        + ", used="
+        + used()
+        + ", remaining="
+        + remaining()
+        + ", resetAfter="
+        + resetAfter()
+        + ", retryAfter="
+        + retryAfter
+        + ", store="
+        + storeStatus
+        + (shadowRejected ? ", shadowRejected" : "")
+        + (cached ? ", cached" : "")
+        + "}";
   }
 }

@@ -3,10 +3,10 @@ package dev.sluice;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Identities known to be over a limit, each until the instant it may pass again. Bounded: when full,
- * expired entries are swept (at most once per {@value #SWEEP_INTERVAL_MILLIS} ms of the limiter's
- * clock) and a new denial that still does not fit is simply not cached, which costs a store call
- * later and never a wrong answer. Thread-safe.
+ * Identities known to be over a limit, each until the instant it may pass again. Bounded: when
+ * full, expired entries are swept (at most once per {@value #SWEEP_INTERVAL_MILLIS} ms of the
+ * limiter's clock) and a new denial that still does not fit is simply not cached, which costs a
+ * store call later and never a wrong answer. Thread-safe.
  */
 final class DenyCache {
 

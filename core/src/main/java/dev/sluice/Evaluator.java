@@ -18,8 +18,10 @@ final class Evaluator {
 
   private static final Logger LOG = LoggerFactory.getLogger(Evaluator.class);
   private static final double EPSILON = 1e-9;
+
   /** Retry-After for a request that can never pass, or rejected because the store failed. */
   private static final long NEVER = -1;
+
   static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(1);
   static final long WARN_INTERVAL_MILLIS = 10_000;
 
@@ -90,8 +92,19 @@ final class Evaluator {
     for (int i = 0, k = 0; i < n; i++) {
       Policy p = policies[i];
       for (int t = 0; t < p.tiers.length; t++, k++) {
-        boolean pass = evaluate(p, t, windowStart[k], now, counts[2 * k], counts[2 * k + 1], permits,
-            quotas, retry, settled, k);
+        boolean pass =
+            evaluate(
+                p,
+                t,
+                windowStart[k],
+                now,
+                counts[2 * k],
+                counts[2 * k + 1],
+                permits,
+                quotas,
+                retry,
+                settled,
+                k);
         if (!pass) {
           failed[k] = true;
           if (p.shadow) {
@@ -107,7 +120,8 @@ final class Evaluator {
     int binding = allowed ? leastRemaining(quotas) : latestRetry(quotas, failed, retry);
     Duration retryAfter = Duration.ZERO;
     if (allowed && shadowRejected) {
-      // A shadow policy gives back what its enforcement would have given back; the others keep theirs.
+      // A shadow policy gives back what its enforcement would have given back; the others keep
+      // theirs.
       refund(shadowUpdates(policies, n, shadowFailed, updates));
     }
     if (!allowed) {
@@ -116,16 +130,26 @@ final class Evaluator {
       long r = retry[binding];
       retryAfter = Duration.ofMillis(r == NEVER ? quotas[binding].tier().periodMillis() : r);
     }
-    return new Decision(allowed, quotas[binding], List.of(quotas), retryAfter, StoreStatus.OK,
-        shadowRejected, false);
+    return new Decision(
+        allowed,
+        quotas[binding],
+        List.of(quotas),
+        retryAfter,
+        StoreStatus.OK,
+        shadowRejected,
+        false);
   }
 
   /** The store's answer for a batch, checked for shape. */
   private long[] increment(List<CounterUpdate> batch) {
     long[] counts = store.increment(batch);
     if (counts == null || counts.length < 2 * batch.size()) {
-      throw new IllegalStateException("store returned " + (counts == null ? "null" : counts.length + " counts")
-          + " for " + batch.size() + " counters");
+      throw new IllegalStateException(
+          "store returned "
+              + (counts == null ? "null" : counts.length + " counts")
+              + " for "
+              + batch.size()
+              + " counters");
     }
     return counts;
   }
@@ -146,27 +170,54 @@ final class Evaluator {
     Quota[] quota = new Quota[1];
     long[] retry = new long[1];
     long[] settled = new long[1];
-    boolean pass = evaluate(p, 0, windowStart, now, counts[0], counts[1], permits, quota, retry, settled, 0);
+    boolean pass =
+        evaluate(p, 0, windowStart, now, counts[0], counts[1], permits, quota, retry, settled, 0);
     if (pass) {
-      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, false, false);
+      return new Decision(
+          true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, false, false);
     }
     refund(batch);
     if (p.shadow) {
-      return new Decision(true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, true, false);
+      return new Decision(
+          true, quota[0], List.of(quota[0]), Duration.ZERO, StoreStatus.OK, true, false);
     }
-    remember(new Policy[] {p}, new String[] {identity}, 1, new long[] {windowStart}, counts, settled, now, quota,
+    remember(
+        new Policy[] {p},
+        new String[] {identity},
+        1,
+        new long[] {windowStart},
+        counts,
+        settled,
+        now,
+        quota,
         new boolean[] {true});
     long r = retry[0];
-    return new Decision(false, quota[0], List.of(quota[0]), Duration.ofMillis(r == NEVER ? period : r),
-        StoreStatus.OK, false, false);
+    return new Decision(
+        false,
+        quota[0],
+        List.of(quota[0]),
+        Duration.ofMillis(r == NEVER ? period : r),
+        StoreStatus.OK,
+        false,
+        false);
   }
 
   /**
    * Fills quota {@code k} and {@code retry[k]} (time until {@code permits} could pass, for a
    * failing tier) and returns whether the tier lets the request through.
    */
-  private static boolean evaluate(Policy p, int t, long windowStart, long now, long current,
-      long previous, long permits, Quota[] quotas, long[] retry, long[] settled, int k) {
+  private static boolean evaluate(
+      Policy p,
+      int t,
+      long windowStart,
+      long now,
+      long current,
+      long previous,
+      long permits,
+      Quota[] quotas,
+      long[] retry,
+      long[] settled,
+      int k) {
     Tier tier = p.tiers[t];
     long limit = tier.limit();
     long period = p.periodMillis[t];
@@ -189,15 +240,28 @@ final class Evaluator {
       double decayed = previous * (1 - f);
       double estimate = decayed + current;
       pass = estimate <= limit + EPSILON;
-      long after = pass ? current
-          : Math.min(current - permits, Math.max(0, (long) Math.floor(limit - decayed + EPSILON)));
+      long after =
+          pass
+              ? current
+              : Math.min(
+                  current - permits, Math.max(0, (long) Math.floor(limit - decayed + EPSILON)));
       settled[k] = after;
       used = (long) Math.ceil(decayed + after - EPSILON);
       resetAt = after > 0 ? windowEnd + period : previous > 0 ? windowEnd : now;
-      retry[k] = pass ? 0 : atLeastOne(slidingRetry(limit, after, previous, permits, windowStart, period, now));
+      retry[k] =
+          pass
+              ? 0
+              : atLeastOne(slidingRetry(limit, after, previous, permits, windowStart, period, now));
     }
-    quotas[k] = new Quota(p.id, tier, Math.max(0, used), Math.max(0, limit - used),
-        Duration.ofMillis(Math.max(0, resetAt - now)), p.shadow, !pass);
+    quotas[k] =
+        new Quota(
+            p.id,
+            tier,
+            Math.max(0, used),
+            Math.max(0, limit - used),
+            Duration.ofMillis(Math.max(0, resetAt - now)),
+            p.shadow,
+            !pass);
     return pass;
   }
 
@@ -219,8 +283,8 @@ final class Evaluator {
    * {@code previous × (1 − f) + current + q ≤ limit}, looking into the next window when the current
    * one alone is too full.
    */
-  static long slidingRetry(long limit, long current, long previous, long q, long windowStart,
-      long period, long now) {
+  static long slidingRetry(
+      long limit, long current, long previous, long q, long windowStart, long period, long now) {
     if (q > limit) {
       return NEVER;
     }
@@ -243,7 +307,8 @@ final class Evaluator {
     int best = -1;
     for (int k = 0; k < quotas.length; k++) {
       Quota q = quotas[k];
-      if (best < 0 || (quotas[best].shadow() && !q.shadow())
+      if (best < 0
+          || (quotas[best].shadow() && !q.shadow())
           || (q.shadow() == quotas[best].shadow() && q.remaining() < quotas[best].remaining())) {
         best = k;
       }
@@ -255,7 +320,8 @@ final class Evaluator {
   private static int latestRetry(Quota[] quotas, boolean[] failed, long[] retry) {
     int best = -1;
     for (int k = 0; k < quotas.length; k++) {
-      if (failed[k] && !quotas[k].shadow()
+      if (failed[k]
+          && !quotas[k].shadow()
           && (best < 0 || unsigned(retry[k]) > unsigned(retry[best]))) {
         best = k;
       }
@@ -269,19 +335,30 @@ final class Evaluator {
 
   private void refund(List<CounterUpdate> batch) {
     try {
-      store.decrementAsync(batch).whenComplete((v, e) -> {
-        if (e != null) {
-          LOG.debug("refund failed", e);
-        }
-      });
+      store
+          .decrementAsync(batch)
+          .whenComplete(
+              (v, e) -> {
+                if (e != null) {
+                  LOG.debug("refund failed", e);
+                }
+              });
     } catch (RuntimeException e) {
       LOG.debug("refund failed", e);
     }
   }
 
   /** Puts each failing policy's identity in its deny cache until one permit could pass. */
-  private static void remember(Policy[] policies, String[] identities, int n, long[] windowStart,
-      long[] counts, long[] settled, long now, Quota[] quotas, boolean[] failed) {
+  private static void remember(
+      Policy[] policies,
+      String[] identities,
+      int n,
+      long[] windowStart,
+      long[] counts,
+      long[] settled,
+      long now,
+      Quota[] quotas,
+      boolean[] failed) {
     for (int i = 0, k = 0; i < n; i++) {
       Policy p = policies[i];
       int first = k;
@@ -299,9 +376,10 @@ final class Evaluator {
         long period = p.periodMillis[t];
         long limit = p.tiers[t].limit();
         long after = settled[j];
-        long one = p.algorithm == Algorithm.FIXED_WINDOW
-            ? fixedRetry(limit, after, 1, windowStart[j] + period, now)
-            : slidingRetry(limit, after, counts[2 * j + 1], 1, windowStart[j], period, now);
+        long one =
+            p.algorithm == Algorithm.FIXED_WINDOW
+                ? fixedRetry(limit, after, 1, windowStart[j] + period, now)
+                : slidingRetry(limit, after, counts[2 * j + 1], 1, windowStart[j], period, now);
         if (one > 0 && now + one > until) {
           until = now + one;
           worst = j;
@@ -309,8 +387,10 @@ final class Evaluator {
       }
       if (worst >= 0) {
         Quota q = quotas[worst];
-        p.denyCache.put(identities[i], new DenyCache.Denial(until, worst - first, q.used(),
-            now + q.resetAfter().toMillis()), now);
+        p.denyCache.put(
+            identities[i],
+            new DenyCache.Denial(until, worst - first, q.used(), now + q.resetAfter().toMillis()),
+            now);
       }
     }
   }
@@ -339,8 +419,8 @@ final class Evaluator {
   }
 
   /** The updates of the shadow policies that would have rejected, to give back. */
-  private static List<CounterUpdate> shadowUpdates(Policy[] policies, int n, boolean[] shadowFailed,
-      CounterUpdate[] updates) {
+  private static List<CounterUpdate> shadowUpdates(
+      Policy[] policies, int n, boolean[] shadowFailed, CounterUpdate[] updates) {
     List<CounterUpdate> out = new java.util.ArrayList<>();
     for (int i = 0, k = 0; i < n; i++) {
       for (int t = 0; t < policies[i].tiers.length; t++, k++) {
@@ -354,16 +434,31 @@ final class Evaluator {
 
   private static Decision denied(Policy p, DenyCache.Denial d, long now) {
     Tier tier = p.tiers[d.tier()];
-    Quota q = new Quota(p.id, tier, d.used(), Math.max(0, tier.limit() - d.used()),
-        Duration.ofMillis(Math.max(0, d.resetAtMillis() - now)), false, true);
-    return new Decision(false, q, List.of(q), Duration.ofMillis(d.untilMillis() - now),
-        StoreStatus.OK, false, true);
+    Quota q =
+        new Quota(
+            p.id,
+            tier,
+            d.used(),
+            Math.max(0, tier.limit() - d.used()),
+            Duration.ofMillis(Math.max(0, d.resetAtMillis() - now)),
+            false,
+            true);
+    return new Decision(
+        false,
+        q,
+        List.of(q),
+        Duration.ofMillis(d.untilMillis() - now),
+        StoreStatus.OK,
+        false,
+        true);
   }
 
   private Decision storeFailed(Policy[] policies, int n, RuntimeException e) {
     if (warnings.tryAcquire(clock.millis())) {
-      LOG.warn("counter store failed; deciding without it (warned at most every {} s): {}",
-          WARN_INTERVAL_MILLIS / 1000, e.toString());
+      LOG.warn(
+          "counter store failed; deciding without it (warned at most every {} s): {}",
+          WARN_INTERVAL_MILLIS / 1000,
+          e.toString());
     } else {
       LOG.debug("counter store failed", e);
     }
@@ -377,8 +472,10 @@ final class Evaluator {
    */
   Decision failed(Policy[] policies, int n, RuntimeException e) {
     if (errors.tryAcquire(clock.millis())) {
-      LOG.error("rate limiter failed; the request is decided as on a store failure (logged at most every {} s)",
-          WARN_INTERVAL_MILLIS / 1000, e);
+      LOG.error(
+          "rate limiter failed; the request is decided as on a store failure (logged at most every {} s)",
+          WARN_INTERVAL_MILLIS / 1000,
+          e);
     } else {
       LOG.debug("rate limiter failed", e);
     }
@@ -400,7 +497,13 @@ final class Evaluator {
     boolean closed = binding.failClosed && !binding.shadow;
     Tier tier = binding.tiers[0];
     Quota q = new Quota(binding.id, tier, 0, tier.limit(), tier.period(), binding.shadow, closed);
-    return new Decision(!closed, q, List.of(), closed ? FAIL_CLOSED_RETRY : Duration.ZERO,
-        closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN, false, false);
+    return new Decision(
+        !closed,
+        q,
+        List.of(),
+        closed ? FAIL_CLOSED_RETRY : Duration.ZERO,
+        closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN,
+        false,
+        false);
   }
 }

@@ -1,8 +1,8 @@
 package dev.sluice;
 
 /**
- * The one header a rule set's trusted proxies set to name the client. Only that header is read:
- * a proxy that appends to {@code X-Forwarded-For} passes a client's own {@code Forwarded} header
+ * The one header a rule set's trusted proxies set to name the client. Only that header is read: a
+ * proxy that appends to {@code X-Forwarded-For} passes a client's own {@code Forwarded} header
  * through untouched, so reading both would let a client choose its address.
  */
 public enum ForwardedHeader {

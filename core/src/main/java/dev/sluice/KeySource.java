@@ -9,7 +9,13 @@ import java.util.Map;
  */
 final class KeySource {
 
-  enum Kind { USER, IP, HEADER, PATH, ATTRIBUTE }
+  enum Kind {
+    USER,
+    IP,
+    HEADER,
+    PATH,
+    ATTRIBUTE
+  }
 
   final Kind kind;
   final String name;
@@ -52,8 +58,10 @@ final class KeySource {
           break;
       }
     }
-    throw new IllegalArgumentException("unknown key source '" + spec
-        + "' (use user, ip, header:NAME, path:NAME or attribute:NAME)");
+    throw new IllegalArgumentException(
+        "unknown key source '"
+            + spec
+            + "' (use user, ip, header:NAME, path:NAME or attribute:NAME)");
   }
 
   /** The identity this source yields for the request, or null. */
@@ -80,7 +88,10 @@ final class KeySource {
     return v == null || v.isEmpty() ? null : v;
   }
 
-  /** A prefix that keeps identities of different sources apart: {@code ip:1.2.3.4} vs {@code user:…}. */
+  /**
+   * A prefix that keeps identities of different sources apart: {@code ip:1.2.3.4} vs {@code
+   * user:…}.
+   */
   String tag() {
     return kind == Kind.USER || kind == Kind.IP ? kind.name().toLowerCase(Locale.ROOT) : spec;
   }

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class LogGate {
 
   private final long intervalMillis;
+
   /** When the last caller went through; 0 for never, so the first always goes. */
   private final AtomicLong last = new AtomicLong();
 

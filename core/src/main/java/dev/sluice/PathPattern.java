@@ -14,9 +14,9 @@ import java.util.Map;
  * path's segments times the pattern's, however many {@code **} it has. Immutable.
  *
  * <p>Paths are normalized before matching so their spelling cannot dodge a rule: path parameters
- * ({@code ;name=value}, which servlet containers and JAX-RS strip before routing) are cut from every
- * segment, the rest percent-decoded (so {@code %2F} is a separator), repeated slashes collapsed,
- * {@code .} and {@code ..} resolved (never above the root), the trailing slash dropped.
+ * ({@code ;name=value}, which servlet containers and JAX-RS strip before routing) are cut from
+ * every segment, the rest percent-decoded (so {@code %2F} is a separator), repeated slashes
+ * collapsed, {@code .} and {@code ..} resolved (never above the root), the trailing slash dropped.
  */
 final class PathPattern {
 
@@ -29,8 +29,10 @@ final class PathPattern {
   private final String source;
   private final String[] segments;
   private final byte[] kinds;
+
   /** The literal of a LITERAL segment, the name of a CAPTURE. */
   private final String[] values;
+
   private final boolean prefix;
   private final boolean captures;
 
@@ -69,10 +71,15 @@ final class PathPattern {
     String[] segs = split(normalize(pattern));
     for (String s : segs) {
       if (s.startsWith("{") != s.endsWith("}") || (s.startsWith("{") && s.length() < 3)) {
-        throw new IllegalArgumentException("bad path pattern '" + pattern + "': segment '" + s + "'");
+        throw new IllegalArgumentException(
+            "bad path pattern '" + pattern + "': segment '" + s + "'");
       }
-      if (!s.equals("*") && !s.equals("**") && !s.startsWith("{") && (s.contains("*") || s.contains("{"))) {
-        throw new IllegalArgumentException("bad path pattern '" + pattern + "': '*' and '{name}' must fill a segment");
+      if (!s.equals("*")
+          && !s.equals("**")
+          && !s.startsWith("{")
+          && (s.contains("*") || s.contains("{"))) {
+        throw new IllegalArgumentException(
+            "bad path pattern '" + pattern + "': '*' and '{name}' must fill a segment");
       }
     }
     return new PathPattern(pattern, segs, false);
@@ -137,7 +144,9 @@ final class PathPattern {
     return s == kinds.length ? out : null;
   }
 
-  /** Cuts path parameters, decodes, collapses and resolves a request path; see the class comment. */
+  /**
+   * Cuts path parameters, decodes, collapses and resolves a request path; see the class comment.
+   */
   static String normalize(String path) {
     String raw = path == null ? "" : path;
     List<String> out = new ArrayList<>();
@@ -172,7 +181,10 @@ final class PathPattern {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (c == '%' && i + 2 < s.length() && hex(s.charAt(i + 1)) >= 0 && hex(s.charAt(i + 2)) >= 0) {
+      if (c == '%'
+          && i + 2 < s.length()
+          && hex(s.charAt(i + 1)) >= 0
+          && hex(s.charAt(i + 2)) >= 0) {
         bytes.write(hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)));
         i += 2;
       } else {

@@ -12,17 +12,36 @@ final class Policy {
   final boolean failClosed;
   final boolean shadow;
   final boolean staggered;
+
   /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
   final DenyCache denyCache;
 
-  Policy(String id, Algorithm algorithm, List<Tier> tiers, boolean failClosed, boolean shadow,
-      boolean staggered, int denyCacheSize) {
-    this(id, algorithm, tiers, failClosed, shadow, staggered,
+  Policy(
+      String id,
+      Algorithm algorithm,
+      List<Tier> tiers,
+      boolean failClosed,
+      boolean shadow,
+      boolean staggered,
+      int denyCacheSize) {
+    this(
+        id,
+        algorithm,
+        tiers,
+        failClosed,
+        shadow,
+        staggered,
         shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize));
   }
 
-  private Policy(String id, Algorithm algorithm, List<Tier> tiers, boolean failClosed, boolean shadow,
-      boolean staggered, DenyCache denyCache) {
+  private Policy(
+      String id,
+      Algorithm algorithm,
+      List<Tier> tiers,
+      boolean failClosed,
+      boolean shadow,
+      boolean staggered,
+      DenyCache denyCache) {
     this.id = id;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
@@ -38,7 +57,8 @@ final class Policy {
 
   /**
    * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
-   * ratio (rounded up, at least 1). It shares the counters (same id and periods), not the deny cache.
+   * ratio (rounded up, at least 1). It shares the counters (same id and periods), not the deny
+   * cache.
    */
   Policy withFirstLimit(long limit) {
     double ratio = limit / (double) tiers[0].limit();
@@ -48,7 +68,13 @@ final class Policy {
       scaled.add(new Tier(l, tiers[i].period()));
     }
     // Its own deny cache: a denial under one limit says nothing about another.
-    return new Policy(id, algorithm, scaled, failClosed, shadow, staggered,
+    return new Policy(
+        id,
+        algorithm,
+        scaled,
+        failClosed,
+        shadow,
+        staggered,
         denyCache == null ? null : new DenyCache(denyCache.capacity()));
   }
 

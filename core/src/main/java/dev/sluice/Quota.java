@@ -13,7 +13,13 @@ import java.time.Duration;
  * @param shadow whether the policy only reports (never rejects)
  * @param exceeded whether this tier refused the request (for a shadow policy: would have)
  */
-public record Quota(String policy, Tier tier, long used, long remaining, Duration resetAfter, boolean shadow,
+public record Quota(
+    String policy,
+    Tier tier,
+    long used,
+    long remaining,
+    Duration resetAfter,
+    boolean shadow,
     boolean exceeded) {
 
   /** The tier's limit. */

@@ -1,10 +1,10 @@
 package dev.sluice;
 
 /**
- * A per-identity limit (seed 001: a {@code quota} claim in the user's JWT). Returns the limit of the
- * rule's first tier for this request, or null to keep the rule's own; the rule's other tiers are
- * scaled by the same ratio (rounded up, at least 1). Implementations are thread-safe and fast: they
- * run on every request.
+ * A per-identity limit (seed 001: a {@code quota} claim in the user's JWT). Returns the limit of
+ * the rule's first tier for this request, or null to keep the rule's own; the rule's other tiers
+ * are scaled by the same ratio (rounded up, at least 1). Implementations are thread-safe and fast:
+ * they run on every request.
  */
 @FunctionalInterface
 public interface QuotaResolver {
@@ -24,7 +24,10 @@ public interface QuotaResolver {
       long q;
       if (v instanceof Number n) {
         q = n.longValue();
-      } else if (v instanceof String s && !s.isEmpty() && s.length() < 19 && s.chars().allMatch(Character::isDigit)) {
+      } else if (v instanceof String s
+          && !s.isEmpty()
+          && s.length() < 19
+          && s.chars().allMatch(Character::isDigit)) {
         q = Long.parseLong(s);
       } else {
         return null;

@@ -30,13 +30,17 @@ public final class RateLimitHeaders {
 
   /** Status of a request rejected because the client is over its limit. */
   public static final int TOO_MANY_REQUESTS = 429;
+
   /** Status of a request rejected because the store failed and its rule fails closed. */
   public static final int SERVICE_UNAVAILABLE = 503;
+
   public static final String PROBLEM_JSON = "application/problem+json";
 
   private RateLimitHeaders() {}
 
-  /** The status of a rejected decision: 429, or 503 when the store failed and the rule fails closed. */
+  /**
+   * The status of a rejected decision: 429, or 503 when the store failed and the rule fails closed.
+   */
   public static int status(Decision d) {
     return d.storeStatus() == StoreStatus.FAILED_CLOSED ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS;
   }
@@ -46,8 +50,8 @@ public final class RateLimitHeaders {
    * store failure), and on a rejection {@code Retry-After} (whole seconds, rounded up) and {@code
    * Cache-Control: no-store}.
    */
-  public static List<Map.Entry<String, String>> of(Decision d, Set<Family> families, ResetFormat reset,
-      long nowMillis) {
+  public static List<Map.Entry<String, String>> of(
+      Decision d, Set<Family> families, ResetFormat reset, long nowMillis) {
     List<Map.Entry<String, String>> out = new ArrayList<>(8);
     // A shadow rule never shows: when it is the binding quota, every quota is a shadow one.
     if (!d.storeFailed() && !d.binding().shadow()) {
@@ -56,8 +60,13 @@ public final class RateLimitHeaders {
         out.add(Map.entry("X-RateLimit-Remaining", Long.toString(d.remaining())));
         out.add(Map.entry("X-RateLimit-Used", Long.toString(d.used())));
         long resetSeconds = seconds(d.resetAfter());
-        out.add(Map.entry("X-RateLimit-Reset", Long.toString(reset == ResetFormat.EPOCH_SECONDS
-            ? ceilDiv(nowMillis + d.resetAfter().toMillis(), 1000) : resetSeconds)));
+        out.add(
+            Map.entry(
+                "X-RateLimit-Reset",
+                Long.toString(
+                    reset == ResetFormat.EPOCH_SECONDS
+                        ? ceilDiv(nowMillis + d.resetAfter().toMillis(), 1000)
+                        : resetSeconds)));
       }
       if (families.contains(Family.IETF)) {
         StringBuilder policy = new StringBuilder();
@@ -71,8 +80,18 @@ public final class RateLimitHeaders {
             policy.append(", ");
             state.append(", ");
           }
-          policy.append(name).append(";q=").append(q.limit()).append(";w=").append(seconds(q.tier().period()));
-          state.append(name).append(";r=").append(q.remaining()).append(";t=").append(seconds(q.resetAfter()));
+          policy
+              .append(name)
+              .append(";q=")
+              .append(q.limit())
+              .append(";w=")
+              .append(seconds(q.tier().period()));
+          state
+              .append(name)
+              .append(";r=")
+              .append(q.remaining())
+              .append(";t=")
+              .append(seconds(q.resetAfter()));
         }
         if (policy.length() > 0) {
           out.add(Map.entry("RateLimit-Policy", policy.toString()));
@@ -92,14 +111,33 @@ public final class RateLimitHeaders {
     long retry = Math.max(1, seconds(d.retryAfter()));
     if (d.storeStatus() == StoreStatus.FAILED_CLOSED) {
       return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,"
-          + "\"detail\":\"The rate limiter cannot count requests for policy " + json(d.policy())
-          + " right now; retry later.\",\"policy\":\"" + json(d.policy()) + "\",\"retryAfter\":" + retry + "}";
+          + "\"detail\":\"The rate limiter cannot count requests for policy "
+          + json(d.policy())
+          + " right now; retry later.\",\"policy\":\""
+          + json(d.policy())
+          + "\",\"retryAfter\":"
+          + retry
+          + "}";
     }
     return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-        + "\"detail\":\"Rate limit of " + d.limit() + " per " + Rule.format(d.tier().period())
-        + " exceeded for policy " + json(d.policy()) + "; retry after " + retry + " s.\","
-        + "\"policy\":\"" + json(d.policy()) + "\",\"limit\":" + d.limit() + ",\"window\":"
-        + seconds(d.tier().period()) + ",\"retryAfter\":" + retry + "}";
+        + "\"detail\":\"Rate limit of "
+        + d.limit()
+        + " per "
+        + Rule.format(d.tier().period())
+        + " exceeded for policy "
+        + json(d.policy())
+        + "; retry after "
+        + retry
+        + " s.\","
+        + "\"policy\":\""
+        + json(d.policy())
+        + "\",\"limit\":"
+        + d.limit()
+        + ",\"window\":"
+        + seconds(d.tier().period())
+        + ",\"retryAfter\":"
+        + retry
+        + "}";
   }
 
   /** Rounds up to whole seconds. */
@@ -111,7 +149,10 @@ public final class RateLimitHeaders {
     return -Math.floorDiv(-a, b);
   }
 
-  /** The policy as a structured-field string: the rule id, with the period when the rule has several tiers. */
+  /**
+   * The policy as a structured-field string: the rule id, with the period when the rule has several
+   * tiers.
+   */
   private static String policyName(Quota q, List<Quota> all) {
     int sameRule = 0;
     for (Quota o : all) {

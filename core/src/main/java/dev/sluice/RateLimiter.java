@@ -85,7 +85,9 @@ public interface RateLimiter {
       return this;
     }
 
-    /** Names the limiter; counters of limiters with different ids never mix. "default" by default. */
+    /**
+     * Names the limiter; counters of limiters with different ids never mix. "default" by default.
+     */
     public Builder id(String id) {
       Objects.requireNonNull(id, "id");
       if (id.isEmpty()) {

@@ -75,7 +75,8 @@ public final class RequestLimiter {
     List<Rule> all = new ArrayList<>(compiled.bound);
     List<String> ids = new ArrayList<>();
     for (Rule r : rules) {
-      if (compiled.rules.rule(r.id()).isPresent() || all.stream().anyMatch(b -> b.id().equals(r.id()))) {
+      if (compiled.rules.rule(r.id()).isPresent()
+          || all.stream().anyMatch(b -> b.id().equals(r.id()))) {
         throw new IllegalArgumentException("duplicate rule id '" + r.id() + "'");
       }
       all.add(r);
@@ -111,7 +112,9 @@ public final class RequestLimiter {
           active[n++] = a;
         }
       }
-      return n == 0 ? null : RequestLimiter.this.decide(request, c, Arrays.copyOf(active, n), pathParameters);
+      return n == 0
+          ? null
+          : RequestLimiter.this.decide(request, c, Arrays.copyOf(active, n), pathParameters);
     }
   }
 
@@ -119,7 +122,8 @@ public final class RequestLimiter {
    * Decides by the given rules; matches method and path unless {@code bound} carries the path
    * parameters of an adapter's binding.
    */
-  private Decision decide(RequestInfo request, Compiled c, Active[] candidates, Map<String, String> bound) {
+  private Decision decide(
+      RequestInfo request, Compiled c, Active[] candidates, Map<String, String> bound) {
     int n = candidates.length;
     Policy[] policies = new Policy[n];
     String[] identities = new String[n];
@@ -128,7 +132,8 @@ public final class RequestLimiter {
     long t0 = System.nanoTime();
     Decision d;
     try {
-      String[] path = bound == null ? PathPattern.split(PathPattern.normalize(request.path())) : null;
+      String[] path =
+          bound == null ? PathPattern.split(PathPattern.normalize(request.path())) : null;
       String method = bound == null ? upper(request.method()) : null;
       for (Active a : candidates) {
         current = a;
@@ -214,7 +219,8 @@ public final class RequestLimiter {
         return true;
       }
     }
-    return c.bound.stream().anyMatch(r -> r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP));
+    return c.bound.stream()
+        .anyMatch(r -> r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP));
   }
 
   /** The rules in force. */
@@ -237,7 +243,8 @@ public final class RequestLimiter {
     Objects.requireNonNull(rules, "rules");
     for (Rule r : compiled.bound) {
       if (rules.rule(r.id()).isPresent()) {
-        throw new IllegalArgumentException("rule id '" + r.id() + "' is already bound to an annotated method");
+        throw new IllegalArgumentException(
+            "rule id '" + r.id() + "' is already bound to an annotated method");
       }
     }
     this.compiled = compile(rules, compiled.bound);
@@ -299,25 +306,47 @@ public final class RequestLimiter {
         boundActive.put(r.id(), new Active(r, policy(r)));
       }
     }
-    return new Compiled(rules, active.toArray(new Active[0]), List.copyOf(bound), Map.copyOf(boundActive),
+    return new Compiled(
+        rules,
+        active.toArray(new Active[0]),
+        List.copyOf(bound),
+        Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()));
   }
 
   private Policy policy(Rule r) {
-    return new Policy(r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows(), denyCacheSize);
+    return new Policy(
+        r.id(),
+        r.algorithm(),
+        r.tiers(),
+        r.failClosed(),
+        r.shadow(),
+        r.staggerWindows(),
+        denyCacheSize);
   }
 
   private void logShadow(Decision d) {
     for (Quota q : d.quotas()) {
-      if (q.shadow() && q.exceeded()
-          && shadowLogs.computeIfAbsent(q.policy(), id -> new LogGate(SHADOW_LOG_INTERVAL_MILLIS)).tryAcquire(clock.millis())) {
-        LOG.info("shadow rule '{}' would have rejected a request (limit {} per {}); logged at most every {} s",
-            q.policy(), q.limit(), Rule.format(q.tier().period()), SHADOW_LOG_INTERVAL_MILLIS / 1000);
+      if (q.shadow()
+          && q.exceeded()
+          && shadowLogs
+              .computeIfAbsent(q.policy(), id -> new LogGate(SHADOW_LOG_INTERVAL_MILLIS))
+              .tryAcquire(clock.millis())) {
+        LOG.info(
+            "shadow rule '{}' would have rejected a request (limit {} per {}); logged at most every {} s",
+            q.policy(),
+            q.limit(),
+            Rule.format(q.tier().period()),
+            SHADOW_LOG_INTERVAL_MILLIS / 1000);
       }
     }
   }
 
-  private record Compiled(RuleSet rules, Active[] active, List<Rule> bound, Map<String, Active> boundActive,
+  private record Compiled(
+      RuleSet rules,
+      Active[] active,
+      List<Rule> bound,
+      Map<String, Active> boundActive,
       ClientAddress clients) {}
 
   /** An enabled rule with its policy, and its policies for overridden quotas. */

@@ -53,7 +53,8 @@ public final class Rule {
     for (String k : key) {
       KeySource source = KeySource.parse(k);
       if (source.kind == KeySource.Kind.PATH && !pattern.captureNames().contains(source.name)) {
-        throw new IllegalArgumentException("key source '" + k + "' names no {" + source.name + "} in path " + b.path);
+        throw new IllegalArgumentException(
+            "key source '" + k + "' names no {" + source.name + "} in path " + b.path);
       }
       sources.add(source);
     }
@@ -67,9 +68,15 @@ public final class Rule {
 
   /** A builder holding this rule's settings, to derive a changed copy. */
   public Builder toBuilder() {
-    Builder b = new Builder(id).methods(methods.toArray(new String[0])).key(key.toArray(new String[0]))
-        .algorithm(algorithm).shadow(shadow).enabled(enabled).failClosed(failClosed)
-        .staggerWindows(staggerWindows);
+    Builder b =
+        new Builder(id)
+            .methods(methods.toArray(new String[0]))
+            .key(key.toArray(new String[0]))
+            .algorithm(algorithm)
+            .shadow(shadow)
+            .enabled(enabled)
+            .failClosed(failClosed)
+            .staggerWindows(staggerWindows);
     b.path = path;
     b.prefix = pathIsPrefix;
     tiers.forEach(b::tier);
@@ -124,17 +131,32 @@ public final class Rule {
     return staggerWindows;
   }
 
-  /** Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS and servlets serve with GET. */
+  /**
+   * Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS and
+   * servlets serve with GET.
+   */
   boolean matchesMethod(String method) {
-    return methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET"));
+    return methods.isEmpty()
+        || methods.contains(method)
+        || (method.equals("HEAD") && methods.contains("GET"));
   }
 
   @Override
   public String toString() {
-    return id + ": " + (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + pattern
-        + " by " + key + " " + algorithm.name().toLowerCase(Locale.ROOT).replace('_', '-') + " "
+    return id
+        + ": "
+        + (methods.isEmpty() ? "*" : String.join(",", methods))
+        + " "
+        + pattern
+        + " by "
+        + key
+        + " "
+        + algorithm.name().toLowerCase(Locale.ROOT).replace('_', '-')
+        + " "
         + tiers.stream().map(t -> t.limit() + "/" + format(t.period())).toList()
-        + (shadow ? " shadow" : "") + (enabled ? "" : " disabled") + (failClosed ? " fail-closed" : "");
+        + (shadow ? " shadow" : "")
+        + (enabled ? "" : " disabled")
+        + (failClosed ? " fail-closed" : "");
   }
 
   static String format(Duration d) {
@@ -176,7 +198,9 @@ public final class Rule {
       this.id = id;
     }
 
-    /** Matches only these methods (any case); none given means every method. GET covers HEAD too. */
+    /**
+     * Matches only these methods (any case); none given means every method. GET covers HEAD too.
+     */
     public Builder methods(String... methods) {
       this.methods.clear();
       for (String m : methods) {
@@ -188,7 +212,9 @@ public final class Rule {
       return this;
     }
 
-    /** Matches a pattern: {@code *} one segment, {@code **} any, {@code {name}} a captured segment. */
+    /**
+     * Matches a pattern: {@code *} one segment, {@code **} any, {@code {name}} a captured segment.
+     */
     public Builder path(String pattern) {
       PathPattern.pattern(pattern);
       this.path = pattern;

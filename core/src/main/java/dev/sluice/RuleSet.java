@@ -41,8 +41,13 @@ public final class RuleSet {
 
   /** A builder holding this rule set's settings, to derive a changed copy. */
   public Builder toBuilder() {
-    Builder b = new Builder().trustedProxies(trustedProxies).resetFormat(resetFormat).enabled(enabled)
-        .forwardedHeader(forwardedHeader).ipv6Prefix(ipv6Prefix);
+    Builder b =
+        new Builder()
+            .trustedProxies(trustedProxies)
+            .resetFormat(resetFormat)
+            .enabled(enabled)
+            .forwardedHeader(forwardedHeader)
+            .ipv6Prefix(ipv6Prefix);
     b.headers.clear();
     b.headers.addAll(headers);
     rules.forEach(b::rule);
@@ -104,7 +109,8 @@ public final class RuleSet {
     private final List<Rule> rules = new ArrayList<>();
     private final Set<String> ids = new HashSet<>();
     private List<String> trustedProxies = List.of();
-    private final Set<RateLimitHeaders.Family> headers = EnumSet.allOf(RateLimitHeaders.Family.class);
+    private final Set<RateLimitHeaders.Family> headers =
+        EnumSet.allOf(RateLimitHeaders.Family.class);
     private RateLimitHeaders.ResetFormat resetFormat = RateLimitHeaders.ResetFormat.DELTA_SECONDS;
     private boolean enabled = true;
     private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
@@ -126,7 +132,10 @@ public final class RuleSet {
       return this;
     }
 
-    /** Proxies (CIDRs) whose forwarding header ({@link #forwardedHeader}) is believed. None by default. */
+    /**
+     * Proxies (CIDRs) whose forwarding header ({@link #forwardedHeader}) is believed. None by
+     * default.
+     */
     public Builder trustedProxies(List<String> cidrs) {
       for (String c : cidrs) {
         Cidr.parse(c);
@@ -135,7 +144,9 @@ public final class RuleSet {
       return this;
     }
 
-    /** The one header the trusted proxies set (the other is ignored); X-Forwarded-For by default. */
+    /**
+     * The one header the trusted proxies set (the other is ignored); X-Forwarded-For by default.
+     */
     public Builder forwardedHeader(ForwardedHeader header) {
       this.forwardedHeader = Objects.requireNonNull(header, "forwardedHeader");
       return this;

@@ -26,6 +26,12 @@ final class SingleRateLimiter implements RateLimiter {
   @Override
   public String toString() {
     Policy p = policies[0];
-    return "RateLimiter{" + p.id + ", " + p.algorithm + ", " + java.util.Arrays.toString(p.tiers) + "}";
+    return "RateLimiter{"
+        + p.id
+        + ", "
+        + p.algorithm
+        + ", "
+        + java.util.Arrays.toString(p.tiers)
+        + "}";
   }
 }

@@ -39,8 +39,14 @@ public record Tier(long limit, Duration period) {
     for (int i = 0; i < tiers.size(); i++) {
       for (int j = 0; j < i; j++) {
         if (tiers.get(i).period.equals(tiers.get(j).period)) {
-          throw new IllegalArgumentException("tiers[" + j + "] and tiers[" + i + "] have the same period "
-              + Rule.format(tiers.get(i).period) + " (one counter per period: keep the smaller limit)");
+          throw new IllegalArgumentException(
+              "tiers["
+                  + j
+                  + "] and tiers["
+                  + i
+                  + "] have the same period "
+                  + Rule.format(tiers.get(i).period)
+                  + " (one counter per period: keep the smaller limit)");
         }
       }
     }

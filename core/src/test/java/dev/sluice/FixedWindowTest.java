@@ -78,8 +78,13 @@ class FixedWindowTest {
 
   @Test
   void staggeredWindowsMoveEachKeysBoundaryAndKeepItStable() {
-    RateLimiter l = RateLimiter.fixedWindow(store).tier(1, Duration.ofMinutes(5)).clock(clock)
-        .staggerWindows(true).denyCacheSize(0).build();
+    RateLimiter l =
+        RateLimiter.fixedWindow(store)
+            .tier(1, Duration.ofMinutes(5))
+            .clock(clock)
+            .staggerWindows(true)
+            .denyCacheSize(0)
+            .build();
     Set<Duration> resets = new HashSet<>();
     for (int i = 0; i < 20; i++) {
       resets.add(l.tryAcquire("client-" + i).resetAfter());
@@ -95,7 +100,8 @@ class FixedWindowTest {
     clock.advanceMillis(1);
     assertTrue(l.tryAcquire("client-x").allowed());
     for (Duration r : resets) {
-      assertTrue(r.compareTo(Duration.ZERO) > 0 && r.compareTo(Duration.ofMinutes(5)) <= 0, r::toString);
+      assertTrue(
+          r.compareTo(Duration.ZERO) > 0 && r.compareTo(Duration.ofMinutes(5)) <= 0, r::toString);
     }
   }
 

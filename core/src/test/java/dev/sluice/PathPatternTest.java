@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.time.Duration;
-
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +17,9 @@ class PathPatternTest {
 
   @Test
   void wildcardsAndCaptures() {
-    assertEquals(Map.of("orgId", "42"), match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42/product/7"));
+    assertEquals(
+        Map.of("orgId", "42"),
+        match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42/product/7"));
     assertNull(match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42/product/7/x"));
     assertEquals(Map.of(), match("/api/**", "/api"));
     assertEquals(Map.of(), match("/api/**", "/api/v1/report"));
@@ -29,8 +30,17 @@ class PathPatternTest {
 
   @Test
   void spellingsOfAPathCannotDodgeARule() {
-    for (String spelling : new String[] {"/api/v1/report", "/api/v1/report/", "/api//v1/report", "//api/v1//report//",
-        "/api/./v1/report", "/api/x/../v1/report", "/api%2Fv1%2Freport", "/%61pi/v1/report"}) {
+    for (String spelling :
+        new String[] {
+          "/api/v1/report",
+          "/api/v1/report/",
+          "/api//v1/report",
+          "//api/v1//report//",
+          "/api/./v1/report",
+          "/api/x/../v1/report",
+          "/api%2Fv1%2Freport",
+          "/%61pi/v1/report"
+        }) {
       assertEquals(Map.of(), match("/api/v1/report", spelling), spelling);
     }
     assertEquals("/etc", PathPattern.normalize("/../../etc"), "never above the root");
@@ -38,11 +48,21 @@ class PathPatternTest {
 
   @Test
   void pathParametersAreCutFromEverySegment() {
-    for (String spelling : new String[] {"/api/v1/report;x=1", "/api/v1/report;x=2", "/api;a=b/v1;c/report",
-        "/api/v1/report;", "/api/v1/report;jsessionid=ABC/", "/api/v1/report%3Bx=1", "/api/v1;/report"}) {
+    for (String spelling :
+        new String[] {
+          "/api/v1/report;x=1",
+          "/api/v1/report;x=2",
+          "/api;a=b/v1;c/report",
+          "/api/v1/report;",
+          "/api/v1/report;jsessionid=ABC/",
+          "/api/v1/report%3Bx=1",
+          "/api/v1;/report"
+        }) {
       assertEquals(Map.of(), match("/api/v1/report", spelling), spelling);
     }
-    assertEquals(Map.of("orgId", "42"), match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42;v=1/product/7;x"));
+    assertEquals(
+        Map.of("orgId", "42"),
+        match("/v1/organizations/{orgId}/product/*", "/v1/organizations/42;v=1/product/7;x"));
   }
 
   @Test
@@ -51,11 +71,14 @@ class PathPatternTest {
     // most one restart per segment per '**'. The timeout only catches a hang, it measures nothing.
     String pattern = "/**/a".repeat(12) + "/b";
     String path = "/a".repeat(2_000);
-    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-      assertNull(match(pattern, path));
-      assertEquals(Map.of(), match(pattern, path + "/b"));
-    });
-    assertEquals(Map.of("x", "a"), match("/**/{x}/**/d", "/a/b/c/d"), "each ** takes as little as it can");
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(30),
+        () -> {
+          assertNull(match(pattern, path));
+          assertEquals(Map.of(), match(pattern, path + "/b"));
+        });
+    assertEquals(
+        Map.of("x", "a"), match("/**/{x}/**/d", "/a/b/c/d"), "each ** takes as little as it can");
     assertNull(match("/**/a/**/b", "/b/a"));
     assertEquals(Map.of(), match("/**/a/**/b", "/a/b"));
   }

@@ -16,12 +16,18 @@ import org.junit.jupiter.api.Test;
 class RateLimitHeadersTest {
 
   private final FakeClock clock = new FakeClock();
-  private final RateLimiter limiter = RateLimiter.fixedWindow(new ReferenceCounterStore()).id("get-product")
-      .tier(2, Duration.ofSeconds(10)).tier(100, Duration.ofMinutes(1)).clock(clock).build();
+  private final RateLimiter limiter =
+      RateLimiter.fixedWindow(new ReferenceCounterStore())
+          .id("get-product")
+          .tier(2, Duration.ofSeconds(10))
+          .tier(100, Duration.ofMinutes(1))
+          .clock(clock)
+          .build();
 
   private Map<String, String> headers(Decision d, ResetFormat reset) {
     Map<String, String> m = new LinkedHashMap<>();
-    RateLimitHeaders.of(d, Set.of(Family.values()), reset, clock.millis()).forEach(e -> m.put(e.getKey(), e.getValue()));
+    RateLimitHeaders.of(d, Set.of(Family.values()), reset, clock.millis())
+        .forEach(e -> m.put(e.getKey(), e.getValue()));
     return m;
   }
 
@@ -33,7 +39,8 @@ class RateLimitHeadersTest {
     assertEquals("1", h.get("X-RateLimit-Remaining"));
     assertEquals("1", h.get("X-RateLimit-Used"));
     assertEquals("7", h.get("X-RateLimit-Reset"), "6.5 s rounded up");
-    assertEquals("\"get-product-10s\";q=2;w=10, \"get-product-1m\";q=100;w=60", h.get("RateLimit-Policy"));
+    assertEquals(
+        "\"get-product-10s\";q=2;w=10, \"get-product-1m\";q=100;w=60", h.get("RateLimit-Policy"));
     assertEquals("\"get-product-10s\";r=1;t=7, \"get-product-1m\";r=99;t=57", h.get("RateLimit"));
     assertTrue(!h.containsKey("Retry-After"));
   }
@@ -49,9 +56,11 @@ class RateLimitHeadersTest {
     assertEquals("no-store", h.get("Cache-Control"));
     assertEquals(String.valueOf((clock.millis() + 8_800 + 999) / 1000), h.get("X-RateLimit-Reset"));
     assertEquals(429, RateLimitHeaders.status(d));
-    assertEquals("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-        + "\"detail\":\"Rate limit of 2 per 10s exceeded for policy get-product; retry after 9 s.\","
-        + "\"policy\":\"get-product\",\"limit\":2,\"window\":10,\"retryAfter\":9}", RateLimitHeaders.problem(d));
+    assertEquals(
+        "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+            + "\"detail\":\"Rate limit of 2 per 10s exceeded for policy get-product; retry after 9 s.\","
+            + "\"policy\":\"get-product\",\"limit\":2,\"window\":10,\"retryAfter\":9}",
+        RateLimitHeaders.problem(d));
   }
 
   @Test

@@ -18,8 +18,12 @@ class RateLimiterTest {
 
   @Test
   void everyTierMustPassAndTheClosestOneBinds() {
-    RateLimiter l = RateLimiter.fixedWindow(store).clock(clock)
-        .tier(5, Duration.ofSeconds(1)).tier(8, Duration.ofSeconds(10)).build();
+    RateLimiter l =
+        RateLimiter.fixedWindow(store)
+            .clock(clock)
+            .tier(5, Duration.ofSeconds(1))
+            .tier(8, Duration.ofSeconds(10))
+            .build();
     Decision d = l.tryAcquire("k");
     assertEquals(5, d.limit(), "1 s tier has fewer left");
     assertEquals(4, d.remaining());
@@ -42,20 +46,30 @@ class RateLimiterTest {
 
   @Test
   void aRejectionByOneTierGivesBackWhatTheOtherTiersTook() {
-    RateLimiter l = RateLimiter.fixedWindow(store).clock(clock).denyCacheSize(0)
-        .tier(1, Duration.ofSeconds(1)).tier(100, Duration.ofSeconds(10)).build();
+    RateLimiter l =
+        RateLimiter.fixedWindow(store)
+            .clock(clock)
+            .denyCacheSize(0)
+            .tier(1, Duration.ofSeconds(1))
+            .tier(100, Duration.ofSeconds(10))
+            .build();
     long w10 = clock.millis() / 10_000;
     for (int i = 0; i < 50; i++) {
       l.tryAcquire("k");
     }
-    assertEquals(1, store.count("default", "k", 10_000, w10), "rejected requests ate the 10 s quota");
+    assertEquals(
+        1, store.count("default", "k", 10_000, w10), "rejected requests ate the 10 s quota");
   }
 
   @Test
   void oneBatchedStoreCallPerDecisionWhateverTheTiers() {
-    RateLimiter l = RateLimiter.slidingWindow(store).clock(clock)
-        .tier(100, Duration.ofSeconds(1)).tier(1000, Duration.ofMinutes(1)).tier(5000, Duration.ofHours(1))
-        .build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(store)
+            .clock(clock)
+            .tier(100, Duration.ofSeconds(1))
+            .tier(1000, Duration.ofMinutes(1))
+            .tier(5000, Duration.ofHours(1))
+            .build();
     for (int i = 0; i < 10; i++) {
       l.tryAcquire("k");
     }
@@ -64,15 +78,18 @@ class RateLimiterTest {
 
   @Test
   void limitersWithDifferentIdsCountApart() {
-    RateLimiter a = RateLimiter.fixedWindow(store).id("a").tier(1, Duration.ofSeconds(1)).clock(clock).build();
-    RateLimiter b = RateLimiter.fixedWindow(store).id("b").tier(1, Duration.ofSeconds(1)).clock(clock).build();
+    RateLimiter a =
+        RateLimiter.fixedWindow(store).id("a").tier(1, Duration.ofSeconds(1)).clock(clock).build();
+    RateLimiter b =
+        RateLimiter.fixedWindow(store).id("b").tier(1, Duration.ofSeconds(1)).clock(clock).build();
     assertTrue(a.tryAcquire("k").allowed());
     assertTrue(b.tryAcquire("k").allowed());
   }
 
   @Test
   void theDenyCacheAnswersRejectsWithoutTheStoreUntilTheRetryInstant() {
-    RateLimiter l = RateLimiter.slidingWindow(store).tier(2, Duration.ofSeconds(10)).clock(clock).build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(store).tier(2, Duration.ofSeconds(10)).clock(clock).build();
     l.tryAcquire("k");
     l.tryAcquire("k");
     Decision first = l.tryAcquire("k");
@@ -97,10 +114,19 @@ class RateLimiterTest {
     FakeClock c2 = new FakeClock();
     ReferenceCounterStore s1 = new ReferenceCounterStore();
     ReferenceCounterStore s2 = new ReferenceCounterStore();
-    RateLimiter cached = RateLimiter.slidingWindow(s1).tier(20, Duration.ofSeconds(1))
-        .tier(100, Duration.ofSeconds(10)).clock(c1).build();
-    RateLimiter plain = RateLimiter.slidingWindow(s2).tier(20, Duration.ofSeconds(1))
-        .tier(100, Duration.ofSeconds(10)).clock(c2).denyCacheSize(0).build();
+    RateLimiter cached =
+        RateLimiter.slidingWindow(s1)
+            .tier(20, Duration.ofSeconds(1))
+            .tier(100, Duration.ofSeconds(10))
+            .clock(c1)
+            .build();
+    RateLimiter plain =
+        RateLimiter.slidingWindow(s2)
+            .tier(20, Duration.ofSeconds(1))
+            .tier(100, Duration.ofSeconds(10))
+            .clock(c2)
+            .denyCacheSize(0)
+            .build();
     int rejected = 0;
     for (int i = 0; i < 20_000; i++) {
       long step = random.nextInt(40);
@@ -113,14 +139,19 @@ class RateLimiterTest {
       rejected += a.allowed() ? 0 : 1;
     }
     assertTrue(rejected > 5_000, "the schedule must exercise rejections: " + rejected);
-    assertTrue(s1.incrementCalls() < s2.incrementCalls() * 0.9,
+    assertTrue(
+        s1.incrementCalls() < s2.incrementCalls() * 0.9,
         "cached " + s1.incrementCalls() + " vs plain " + s2.incrementCalls());
   }
 
   @Test
   void theDenyCacheStaysWithinItsBound() {
-    RateLimiter l = RateLimiter.fixedWindow(store).tier(1, Duration.ofMinutes(1)).clock(clock)
-        .denyCacheSize(100).build();
+    RateLimiter l =
+        RateLimiter.fixedWindow(store)
+            .tier(1, Duration.ofMinutes(1))
+            .clock(clock)
+            .denyCacheSize(100)
+            .build();
     for (int i = 0; i < 1_000; i++) {
       l.tryAcquire("k" + i);
       l.tryAcquire("k" + i);
@@ -135,7 +166,8 @@ class RateLimiterTest {
 
   @Test
   void aFailingStoreFailsOpenByDefault() {
-    RateLimiter l = RateLimiter.slidingWindow(store).tier(1, Duration.ofSeconds(1)).clock(clock).build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(store).tier(1, Duration.ofSeconds(1)).clock(clock).build();
     store.failWith(new IllegalStateException("down"));
     for (int i = 0; i < 3; i++) {
       Decision d = l.tryAcquire("k");
@@ -147,8 +179,12 @@ class RateLimiterTest {
 
   @Test
   void aFailingStoreFailsClosedWhenAsked() {
-    RateLimiter l = RateLimiter.fixedWindow(store).tier(1, Duration.ofSeconds(1)).clock(clock)
-        .failClosed(true).build();
+    RateLimiter l =
+        RateLimiter.fixedWindow(store)
+            .tier(1, Duration.ofSeconds(1))
+            .clock(clock)
+            .failClosed(true)
+            .build();
     store.failWith(new IllegalStateException("down"));
     Decision d = l.tryAcquire("k");
     assertFalse(d.allowed());
@@ -160,18 +196,34 @@ class RateLimiterTest {
 
   @Test
   void badConfigurationFailsAtBuildTimeNamingTheField() {
-    assertEquals("limit must be > 0", assertThrows(IllegalArgumentException.class,
-        () -> RateLimiter.fixedWindow(store).tier(0, Duration.ofSeconds(1))).getMessage());
-    assertEquals("period must be > 0", assertThrows(IllegalArgumentException.class,
-        () -> RateLimiter.fixedWindow(store).tier(1, Duration.ZERO)).getMessage());
-    assertEquals("period must be > 0", assertThrows(IllegalArgumentException.class,
-        () -> RateLimiter.fixedWindow(store).tier(1, Duration.ofSeconds(-1))).getMessage());
-    assertEquals("tiers: at least one tier is required", assertThrows(IllegalArgumentException.class,
-        () -> RateLimiter.slidingWindow(store).build()).getMessage());
-    assertThrows(IllegalArgumentException.class,
+    assertEquals(
+        "limit must be > 0",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> RateLimiter.fixedWindow(store).tier(0, Duration.ofSeconds(1)))
+            .getMessage());
+    assertEquals(
+        "period must be > 0",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> RateLimiter.fixedWindow(store).tier(1, Duration.ZERO))
+            .getMessage());
+    assertEquals(
+        "period must be > 0",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> RateLimiter.fixedWindow(store).tier(1, Duration.ofSeconds(-1)))
+            .getMessage());
+    assertEquals(
+        "tiers: at least one tier is required",
+        assertThrows(IllegalArgumentException.class, () -> RateLimiter.slidingWindow(store).build())
+            .getMessage());
+    assertThrows(
+        IllegalArgumentException.class,
         () -> RateLimiter.slidingWindow(store).staggerWindows(true));
     RateLimiter l = RateLimiter.fixedWindow(store).tier(1, Duration.ofSeconds(1)).build();
-    assertEquals("permits must be > 0",
+    assertEquals(
+        "permits must be > 0",
         assertThrows(IllegalArgumentException.class, () -> l.tryAcquire("k", 0)).getMessage());
   }
 }

@@ -18,10 +18,20 @@ class RequestLimiterTest {
   private final FakeClock clock = new FakeClock();
   private final ReferenceCounterStore store = new ReferenceCounterStore();
 
-  private static final Rule PER_KEY = Rule.builder("per-key").path("/api/**").key("header:X-Api-Key")
-      .algorithm(Algorithm.FIXED_WINDOW).tier(2, Duration.ofMinutes(1)).build();
-  private static final Rule CUSTOMER = Rule.builder("customer").path("/api/**").key("header:X-Customer-Id")
-      .algorithm(Algorithm.FIXED_WINDOW).tier(3, Duration.ofMinutes(1)).build();
+  private static final Rule PER_KEY =
+      Rule.builder("per-key")
+          .path("/api/**")
+          .key("header:X-Api-Key")
+          .algorithm(Algorithm.FIXED_WINDOW)
+          .tier(2, Duration.ofMinutes(1))
+          .build();
+  private static final Rule CUSTOMER =
+      Rule.builder("customer")
+          .path("/api/**")
+          .key("header:X-Customer-Id")
+          .algorithm(Algorithm.FIXED_WINDOW)
+          .tier(3, Duration.ofMinutes(1))
+          .build();
 
   private RequestLimiter limiter(Rule... rules) {
     RuleSet.Builder b = RuleSet.builder().trustedProxies(List.of("10.0.0.0/8"));
@@ -32,7 +42,9 @@ class RequestLimiterTest {
   }
 
   private static TestRequest call(String key, String customer) {
-    return TestRequest.get("/api/v1/report").header("X-Api-Key", key).header("X-Customer-Id", customer);
+    return TestRequest.get("/api/v1/report")
+        .header("X-Api-Key", key)
+        .header("X-Customer-Id", customer);
   }
 
   @Test
@@ -48,7 +60,8 @@ class RequestLimiterTest {
     assertFalse(capped.allowed());
     assertEquals("customer", capped.policy());
     assertTrue(l.decide(call("k3", "other")).allowed(), "another customer is apart");
-    assertEquals(1, store.incrementCalls() - 5, "one batched store call per request, whatever the rules");
+    assertEquals(
+        1, store.incrementCalls() - 5, "one batched store call per request, whatever the rules");
   }
 
   @Test
@@ -72,11 +85,18 @@ class RequestLimiterTest {
 
   @Test
   void pathCapturesAndMethodsSelectTheRule() {
-    Rule r = Rule.builder("product").methods("get").path("/v1/organizations/{orgId}/product/*")
-        .key("path:orgId").tier(1, Duration.ofMinutes(1)).build();
+    Rule r =
+        Rule.builder("product")
+            .methods("get")
+            .path("/v1/organizations/{orgId}/product/*")
+            .key("path:orgId")
+            .tier(1, Duration.ofMinutes(1))
+            .build();
     RequestLimiter l = limiter(r);
     assertTrue(l.decide(TestRequest.get("/v1/organizations/1/product/a")).allowed());
-    assertFalse(l.decide(TestRequest.get("/v1/organizations/1/product/b")).allowed(), "same org, another product");
+    assertFalse(
+        l.decide(TestRequest.get("/v1/organizations/1/product/b")).allowed(),
+        "same org, another product");
     assertTrue(l.decide(TestRequest.get("/v1/organizations/2/product/a")).allowed());
     assertNull(l.decide(new TestRequest("PUT", "/v1/organizations/1/product/a")));
     assertFalse(l.decide(TestRequest.get("//v1/organizations/1/product/a/")).allowed(), "spelling");
@@ -88,16 +108,23 @@ class RequestLimiterTest {
     RequestLimiter l = limiter(r);
     assertTrue(l.decide(TestRequest.get("/").from("203.0.113.1")).allowed());
     for (int i = 0; i < 20; i++) {
-      assertFalse(l.decide(TestRequest.get("/").from("203.0.113.1").header("X-Forwarded-For", "1.1.1." + i)).allowed());
+      assertFalse(
+          l.decide(TestRequest.get("/").from("203.0.113.1").header("X-Forwarded-For", "1.1.1." + i))
+              .allowed());
     }
-    assertTrue(l.decide(TestRequest.get("/").from("10.0.0.1").header("X-Forwarded-For", "198.51.100.1")).allowed());
-    assertFalse(l.decide(TestRequest.get("/").from("10.0.0.9").header("X-Forwarded-For", "198.51.100.1")).allowed(),
+    assertTrue(
+        l.decide(TestRequest.get("/").from("10.0.0.1").header("X-Forwarded-For", "198.51.100.1"))
+            .allowed());
+    assertFalse(
+        l.decide(TestRequest.get("/").from("10.0.0.9").header("X-Forwarded-For", "198.51.100.1"))
+            .allowed(),
         "the client behind two proxies is the same client");
   }
 
   @Test
   void shadowRulesCountAndReportButNeverReject() {
-    Rule shadow = Rule.builder("dark").key("ip").tier(1, Duration.ofMinutes(1)).shadow(true).build();
+    Rule shadow =
+        Rule.builder("dark").key("ip").tier(1, Duration.ofMinutes(1)).shadow(true).build();
     RequestLimiter l = limiter(shadow);
     assertTrue(l.decide(TestRequest.get("/")).allowed());
     Decision d = l.decide(TestRequest.get("/"));
@@ -123,9 +150,18 @@ class RequestLimiterTest {
 
   @Test
   void aQuotaAttributeOverridesTheLimitPerIdentity() {
-    Rule r = Rule.builder("r").key("user").tier(2, Duration.ofMinutes(1)).tier(10, Duration.ofHours(1)).build();
-    RequestLimiter l = RequestLimiter.builder(store).rules(RuleSet.builder().rule(r).build()).clock(clock)
-        .quotaResolver(QuotaResolver.attribute("quota")).build();
+    Rule r =
+        Rule.builder("r")
+            .key("user")
+            .tier(2, Duration.ofMinutes(1))
+            .tier(10, Duration.ofHours(1))
+            .build();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(RuleSet.builder().rule(r).build())
+            .clock(clock)
+            .quotaResolver(QuotaResolver.attribute("quota"))
+            .build();
     for (int i = 0; i < 5; i++) {
       assertTrue(l.decide(TestRequest.get("/").user("gold").attribute("quota", 5)).allowed());
     }
@@ -141,25 +177,45 @@ class RequestLimiterTest {
   @Test
   void listenersHearEveryDecisionWithTheRulesThatApplied() {
     List<String> heard = new ArrayList<>();
-    RequestLimiter l = RequestLimiter.builder(store)
-        .rules(RuleSet.builder().rule(PER_KEY).rule(CUSTOMER).build()).clock(clock)
-        .listener((rules, d, nanos) -> heard.add(rules + " " + d.allowed() + " " + (nanos >= 0))).build();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(RuleSet.builder().rule(PER_KEY).rule(CUSTOMER).build())
+            .clock(clock)
+            .listener(
+                (rules, d, nanos) -> heard.add(rules + " " + d.allowed() + " " + (nanos >= 0)))
+            .build();
     l.decide(call("k", "c"));
     l.decide(call("k", "c"));
     l.decide(call("k", "c"));
     l.decide(call("k", "c"));
-    assertEquals(List.of("[per-key, customer] true true", "[per-key, customer] true true",
-        "[per-key, customer] false true", "[per-key, customer] false false"), heard);
+    assertEquals(
+        List.of(
+            "[per-key, customer] true true",
+            "[per-key, customer] true true",
+            "[per-key, customer] false true",
+            "[per-key, customer] false false"),
+        heard);
   }
 
   @Test
   void rulesAreCheckedWhenBuilt() {
-    assertEquals("duplicate rule id 'per-key'", assertThrows(IllegalArgumentException.class,
-        () -> RuleSet.builder().rule(PER_KEY).rule(PER_KEY)).getMessage());
+    assertEquals(
+        "duplicate rule id 'per-key'",
+        assertThrows(
+                IllegalArgumentException.class, () -> RuleSet.builder().rule(PER_KEY).rule(PER_KEY))
+            .getMessage());
     assertThrows(IllegalArgumentException.class, () -> Rule.builder("r").key("cookie:x"));
-    assertThrows(IllegalArgumentException.class,
-        () -> Rule.builder("r").path("/a/{id}").key("path:other").tier(1, Duration.ofSeconds(1)).build());
-    assertThrows(IllegalArgumentException.class, () -> RuleSet.builder().trustedProxies(List.of("10.0.0.0/99")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            Rule.builder("r")
+                .path("/a/{id}")
+                .key("path:other")
+                .tier(1, Duration.ofSeconds(1))
+                .build());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> RuleSet.builder().trustedProxies(List.of("10.0.0.0/99")));
     assertThrows(IllegalArgumentException.class, () -> Rule.builder("r").build());
   }
 }

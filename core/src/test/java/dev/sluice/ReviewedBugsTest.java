@@ -28,8 +28,12 @@ class ReviewedBugsTest {
 
   @Test
   void permitsAboveTheSmallestLimitAreRejectedBeforeAnyStoreCall() {
-    RateLimiter l = RateLimiter.slidingWindow(store).clock(clock).tier(10, Duration.ofSeconds(1))
-        .tier(100, Duration.ofMinutes(1)).build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(store)
+            .clock(clock)
+            .tier(10, Duration.ofSeconds(1))
+            .tier(100, Duration.ofMinutes(1))
+            .build();
     assertTrue(l.tryAcquire("k").allowed());
     int calls = store.incrementCalls();
     Decision huge = l.tryAcquire("k", Long.MAX_VALUE);
@@ -78,9 +82,11 @@ class ReviewedBugsTest {
     long minute = 60_000;
     long windowStart = clock.millis() / minute * minute;
     clock.set(windowStart + minute / 2);
-    store.increment(List.of(new CounterUpdate("default", "k", minute, windowStart / minute - 1, 100)));
+    store.increment(
+        List.of(new CounterUpdate("default", "k", minute, windowStart / minute - 1, 100)));
     Burst burst = new Burst(store);
-    RateLimiter l = RateLimiter.slidingWindow(burst).clock(clock).tier(100, Duration.ofMinutes(1)).build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(burst).clock(clock).tier(100, Duration.ofMinutes(1)).build();
     for (int i = 0; i < 50; i++) {
       assertTrue(l.tryAcquire("k").allowed(), "half the previous window plus 50 fits: " + i);
     }
@@ -112,73 +118,129 @@ class ReviewedBugsTest {
     for (Rule r : rules) {
       b.rule(r);
     }
-    return RequestLimiter.builder(store).rules(b.build()).clock(clock).quotaResolver(quotas).build();
+    return RequestLimiter.builder(store)
+        .rules(b.build())
+        .clock(clock)
+        .quotaResolver(quotas)
+        .build();
   }
 
   @Test
   void aShadowRuleNeverShowsInHeadersEvenAlone() {
-    Rule shadow = Rule.builder("dark").path("/api/**").key("ip").algorithm(Algorithm.FIXED_WINDOW)
-        .tier(1, Duration.ofMinutes(1)).shadow(true).build();
+    Rule shadow =
+        Rule.builder("dark")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(1, Duration.ofMinutes(1))
+            .shadow(true)
+            .build();
     RequestLimiter l = limiter(QuotaResolver.NONE, shadow);
     for (int i = 0; i < 3; i++) {
       Decision d = l.decide(TestRequest.get("/api/x"));
       assertNotNull(d);
       assertTrue(d.allowed());
       assertEquals(i > 0, d.shadowRejected());
-      assertEquals(List.of(), RateLimitHeaders.of(d, EnumSet.allOf(RateLimitHeaders.Family.class),
-          RateLimitHeaders.ResetFormat.DELTA_SECONDS, clock.millis()), "no header for request " + i);
+      assertEquals(
+          List.of(),
+          RateLimitHeaders.of(
+              d,
+              EnumSet.allOf(RateLimitHeaders.Family.class),
+              RateLimitHeaders.ResetFormat.DELTA_SECONDS,
+              clock.millis()),
+          "no header for request " + i);
     }
   }
 
   @Test
   void aShadowRulesWouldBeRejectionGivesItsPermitsBackAsEnforcementWould() {
-    Rule shadow = Rule.builder("dark").path("/api/**").key("ip").algorithm(Algorithm.FIXED_WINDOW)
-        .tier(2, Duration.ofMinutes(1)).shadow(true).build();
-    Rule enforced = Rule.builder("real").path("/api/**").key("ip").algorithm(Algorithm.FIXED_WINDOW)
-        .tier(100, Duration.ofMinutes(1)).build();
+    Rule shadow =
+        Rule.builder("dark")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(2, Duration.ofMinutes(1))
+            .shadow(true)
+            .build();
+    Rule enforced =
+        Rule.builder("real")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(100, Duration.ofMinutes(1))
+            .build();
     long window = clock.millis() / 60_000;
-    for (RequestLimiter l : List.of(limiter(QuotaResolver.NONE, shadow), limiter(QuotaResolver.NONE, shadow, enforced))) {
+    for (RequestLimiter l :
+        List.of(
+            limiter(QuotaResolver.NONE, shadow), limiter(QuotaResolver.NONE, shadow, enforced))) {
       store.clear();
       for (int i = 0; i < 5; i++) {
         assertTrue(l.decide(TestRequest.get("/api/x")).allowed());
       }
-      assertEquals(2, store.count("dark", "ip=192.0.2.1", 60_000, window), "what enforcement would have counted");
+      assertEquals(
+          2,
+          store.count("dark", "ip=192.0.2.1", 60_000, window),
+          "what enforcement would have counted");
     }
-    assertEquals(5, store.count("real", "ip=192.0.2.1", 60_000, window), "the enforced rule keeps its count");
+    assertEquals(
+        5,
+        store.count("real", "ip=192.0.2.1", 60_000, window),
+        "the enforced rule keeps its count");
   }
 
   @Test
   void aQuotaOverrideDoesNotShareDenialsWithTheBasePolicy() {
-    Rule r = Rule.builder("r").path("/api/**").key("ip").algorithm(Algorithm.FIXED_WINDOW)
-        .tier(1, Duration.ofMinutes(1)).build();
+    Rule r =
+        Rule.builder("r")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(1, Duration.ofMinutes(1))
+            .build();
     RequestLimiter l = limiter(QuotaResolver.attribute("quota"), r);
     assertTrue(l.decide(TestRequest.get("/api/x")).allowed());
     Decision denied = l.decide(TestRequest.get("/api/x"));
     assertFalse(denied.allowed());
     Decision upgraded = l.decide(TestRequest.get("/api/x").attribute("quota", 10));
-    assertTrue(upgraded.allowed(), "a base-limit denial must not answer for a limit of 10: " + upgraded);
+    assertTrue(
+        upgraded.allowed(), "a base-limit denial must not answer for a limit of 10: " + upgraded);
     assertFalse(upgraded.fromDenyCache());
   }
 
   @Test
   void aGetRuleCoversHead() {
-    Rule r = Rule.builder("r").methods("GET").path("/api/**").key("ip").algorithm(Algorithm.FIXED_WINDOW)
-        .tier(2, Duration.ofMinutes(1)).build();
+    Rule r =
+        Rule.builder("r")
+            .methods("GET")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(2, Duration.ofMinutes(1))
+            .build();
     RequestLimiter l = limiter(QuotaResolver.NONE, r);
     assertTrue(l.decide(new TestRequest("HEAD", "/api/report")).allowed());
     assertTrue(l.decide(new TestRequest("head", "/api/report")).allowed());
     assertFalse(l.decide(new TestRequest("HEAD", "/api/report")).allowed());
-    assertEquals(null, l.decide(new TestRequest("POST", "/api/report")), "other methods stay outside");
+    assertEquals(
+        null, l.decide(new TestRequest("POST", "/api/report")), "other methods stay outside");
   }
 
   @Test
   void theDefaultKeyTrustsNoHeaderAClientCanInvent() {
-    Rule r = Rule.builder("r").path("/api/**").algorithm(Algorithm.FIXED_WINDOW).tier(2, Duration.ofMinutes(1)).build();
+    Rule r =
+        Rule.builder("r")
+            .path("/api/**")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(2, Duration.ofMinutes(1))
+            .build();
     assertEquals(List.of("user", "ip"), r.key());
     RequestLimiter l = limiter(QuotaResolver.NONE, r);
     int allowed = 0;
     for (int i = 0; i < 10; i++) {
-      allowed += l.decide(TestRequest.get("/api/x").header("X-Api-Key", "invented-" + i)).allowed() ? 1 : 0;
+      allowed +=
+          l.decide(TestRequest.get("/api/x").header("X-Api-Key", "invented-" + i)).allowed()
+              ? 1
+              : 0;
     }
     assertEquals(2, allowed, "a new X-Api-Key per request is still one client");
   }

@@ -19,8 +19,11 @@ class SlidingWindowTest {
   private final ReferenceCounterStore store = new ReferenceCounterStore();
 
   private RateLimiter limiter(long limit, long periodMillis) {
-    return RateLimiter.slidingWindow(store).tier(limit, Duration.ofMillis(periodMillis)).clock(clock)
-        .denyCacheSize(0).build();
+    return RateLimiter.slidingWindow(store)
+        .tier(limit, Duration.ofMillis(periodMillis))
+        .clock(clock)
+        .denyCacheSize(0)
+        .build();
   }
 
   private void seed(String key, long period, long window, long count) {
@@ -61,7 +64,8 @@ class SlidingWindowTest {
     seed("k", MINUTE, w - 1, 80);
     clock.advance(Duration.ofSeconds(30));
     seed("k", MINUTE, w, 60);
-    // 80 × 1/2 + 60 + 1 = 101 > 100; passes when 80 × (1 − f) + 61 ≤ 100, f = 0.5125 → 750 ms from now.
+    // 80 × 1/2 + 60 + 1 = 101 > 100; passes when 80 × (1 − f) + 61 ≤ 100, f = 0.5125 → 750 ms from
+    // now.
     Decision d = l.tryAcquire("k");
     assertFalse(d.allowed());
     assertEquals(Duration.ofMillis(750), d.retryAfter());
@@ -96,10 +100,15 @@ class SlidingWindowTest {
       long limit = 1 + random.nextInt(200);
       long period = 1_000 + random.nextInt(120_000);
       long permits = 1 + random.nextInt((int) Math.min(limit, 5));
-      RateLimiter l = RateLimiter.slidingWindow(s).tier(limit, Duration.ofMillis(period)).clock(c)
-          .denyCacheSize(0).build();
+      RateLimiter l =
+          RateLimiter.slidingWindow(s)
+              .tier(limit, Duration.ofMillis(period))
+              .clock(c)
+              .denyCacheSize(0)
+              .build();
       long w = c.millis() / period;
-      // A state the limiter reaches: each window at most the limit, and the current one at most what
+      // A state the limiter reaches: each window at most the limit, and the current one at most
+      // what
       // the decayed previous window lets through now (every request past that was refunded).
       long prev = random.nextInt((int) (limit + 1));
       long elapsed = random.nextInt((int) period);
@@ -116,8 +125,19 @@ class SlidingWindowTest {
       if (d.allowed()) {
         continue;
       }
-      String what = "limit=" + limit + " period=" + period + " prev=" + prev + " cur=" + cur
-          + " permits=" + permits + " " + d;
+      String what =
+          "limit="
+              + limit
+              + " period="
+              + period
+              + " prev="
+              + prev
+              + " cur="
+              + cur
+              + " permits="
+              + permits
+              + " "
+              + d;
       c.advance(d.retryAfter().minusMillis(1));
       assertFalse(l.tryAcquire("k", permits).allowed(), () -> "passed before Retry-After: " + what);
       c.advanceMillis(1);

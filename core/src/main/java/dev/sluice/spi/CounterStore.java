@@ -17,9 +17,9 @@ import java.util.concurrent.CompletableFuture;
 public interface CounterStore extends AutoCloseable {
 
   /**
-   * Adds each update's delta to its window and returns, for update {@code i}, the new count of
-   * that window at {@code [2i]} and the count of the window before it ({@code window - 1}) at
-   * {@code [2i + 1]}. A window the store never saw, or has forgotten, counts 0.
+   * Adds each update's delta to its window and returns, for update {@code i}, the new count of that
+   * window at {@code [2i]} and the count of the window before it ({@code window - 1}) at {@code [2i
+   * + 1]}. A window the store never saw, or has forgotten, counts 0.
    */
   long[] increment(List<CounterUpdate> updates);
 

@@ -31,7 +31,8 @@ public interface CounterStoreProvider {
    * Makes a store named by its provider's short name or its class name, from the providers on
    * {@code loader}'s class path.
    *
-   * @throws IllegalArgumentException when no provider has that name, a setting is unknown, or a value is bad
+   * @throws IllegalArgumentException when no provider has that name, a setting is unknown, or a
+   *     value is bad
    */
   static CounterStore create(String name, Map<String, String> settings, ClassLoader loader) {
     StringBuilder known = new StringBuilder();
@@ -39,15 +40,27 @@ public interface CounterStoreProvider {
       if (p.name().equals(name) || p.type().getName().equals(name)) {
         for (String k : settings.keySet()) {
           if (!p.settings().contains(k)) {
-            throw new IllegalArgumentException("unknown setting '" + k + "' for the " + p.name()
-                + " store (known: " + new java.util.TreeSet<>(p.settings()) + ")");
+            throw new IllegalArgumentException(
+                "unknown setting '"
+                    + k
+                    + "' for the "
+                    + p.name()
+                    + " store (known: "
+                    + new java.util.TreeSet<>(p.settings())
+                    + ")");
           }
         }
         return p.create(settings);
       }
       known.append(known.length() == 0 ? "" : ", ").append(p.name());
     }
-    throw new IllegalArgumentException("no counter store named '" + name + "' on the class path (found: "
-        + (known.length() == 0 ? "none; add sluice-store-inmemory or sluice-store-memcached" : known) + ")");
+    throw new IllegalArgumentException(
+        "no counter store named '"
+            + name
+            + "' on the class path (found: "
+            + (known.length() == 0
+                ? "none; add sluice-store-inmemory or sluice-store-memcached"
+                : known)
+            + ")");
   }
 }

@@ -6,8 +6,9 @@ import java.util.Objects;
  * One counter change in a batch: add {@code delta} to the count of window {@code window} of the
  * counter named by {@code (rule, identity, periodMillis)}.
  *
- * <p>{@code identity} is caller data and may hold anything (spaces, CR/LF, non-ASCII, 10 KB, empty):
- * a store must keep two different identities apart and must never send one raw to a wire protocol.
+ * <p>{@code identity} is caller data and may hold anything (spaces, CR/LF, non-ASCII, 10 KB,
+ * empty): a store must keep two different identities apart and must never send one raw to a wire
+ * protocol.
  *
  * @param rule the rule or limiter id; short, chosen by the operator
  * @param identity the client the counter belongs to (API key, user, IP…)
@@ -15,7 +16,8 @@ import java.util.Objects;
  * @param window the window index: {@code floor((nowMillis - offset) / periodMillis)}
  * @param delta how much to add (or, for a decrement, subtract), &gt; 0
  */
-public record CounterUpdate(String rule, String identity, long periodMillis, long window, long delta) {
+public record CounterUpdate(
+    String rule, String identity, long periodMillis, long window, long delta) {
 
   public CounterUpdate {
     Objects.requireNonNull(rule, "rule");

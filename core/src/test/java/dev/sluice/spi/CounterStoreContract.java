@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 public abstract class CounterStoreContract {
 
   protected static final long SECOND = 1_000;
+
   /** A window index of today, so stores that derive TTLs from it see realistic values. */
   protected static final long W = System.currentTimeMillis() / SECOND;
 
@@ -95,10 +96,13 @@ public abstract class CounterStoreContract {
   @Test
   void keysStayApart() {
     inc(new CounterUpdate("r", "a", SECOND, W, 7));
-    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
+    assertArrayEquals(
+        new long[] {1, 0}, inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
     assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("q", "a", SECOND, W, 1)), "rule");
-    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
-    assertArrayEquals(new long[] {8, 0}, inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
+    assertArrayEquals(
+        new long[] {1, 0}, inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
+    assertArrayEquals(
+        new long[] {8, 0}, inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
   }
 
   @Test
@@ -146,9 +150,20 @@ public abstract class CounterStoreContract {
 
   @Test
   void hostileIdentitiesAreKeptApart() {
-    List<String> hostile = List.of("with space", "cr\rlf\nmixed", "\r\nflush_all", "x".repeat(10_240),
-        "x".repeat(10_239) + "y", "ключ-Schlüssel-鍵-🔑", "", " ", "\u0000nul", "tab\tkey",
-        "a".repeat(250), "a".repeat(251));
+    List<String> hostile =
+        List.of(
+            "with space",
+            "cr\rlf\nmixed",
+            "\r\nflush_all",
+            "x".repeat(10_240),
+            "x".repeat(10_239) + "y",
+            "ключ-Schlüssel-鍵-🔑",
+            "",
+            " ",
+            "\u0000nul",
+            "tab\tkey",
+            "a".repeat(250),
+            "a".repeat(251));
     for (String id : hostile) {
       assertArrayEquals(new long[] {1, 0}, inc(up(id, W, 1)), () -> "first for " + printable(id));
     }
@@ -166,14 +181,16 @@ public abstract class CounterStoreContract {
     try {
       List<Future<long[]>> seen = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
-        seen.add(pool.submit(() -> {
-          start.await();
-          long[] values = new long[per];
-          for (int i = 0; i < per; i++) {
-            values[i] = inc(up("contended", W, 1))[0];
-          }
-          return values;
-        }));
+        seen.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  long[] values = new long[per];
+                  for (int i = 0; i < per; i++) {
+                    values[i] = inc(up("contended", W, 1))[0];
+                  }
+                  return values;
+                }));
       }
       start.countDown();
       BitSet values = new BitSet();

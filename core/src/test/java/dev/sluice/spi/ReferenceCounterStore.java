@@ -29,7 +29,9 @@ public final class ReferenceCounterStore implements CounterStore {
       CounterUpdate u = updates.get(i);
       Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());
       out[2 * i] = counts.merge(k, u.delta(), ReferenceCounterStore::saturatedSum);
-      out[2 * i + 1] = counts.getOrDefault(new Key(u.rule(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
+      out[2 * i + 1] =
+          counts.getOrDefault(
+              new Key(u.rule(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
     }
     return out;
   }
@@ -41,7 +43,8 @@ public final class ReferenceCounterStore implements CounterStore {
       throw failure;
     }
     for (CounterUpdate u : updates) {
-      counts.computeIfPresent(new Key(u.rule(), u.identity(), u.periodMillis(), u.window()),
+      counts.computeIfPresent(
+          new Key(u.rule(), u.identity(), u.periodMillis(), u.window()),
           (k, v) -> Math.max(0, v - u.delta()));
     }
   }

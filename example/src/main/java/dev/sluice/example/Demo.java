@@ -69,30 +69,45 @@ public final class Demo implements AutoCloseable {
 
   /** Starts the demo; for tests and the command line. */
   public static Demo start(Options o, PrintStream out) {
-    RuleSet rules = o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
-    CounterStore store = o.memcached == null ? InMemoryCounterStore.builder().clock(o.clock).build()
-        : MemcachedCounterStore.builder().servers(o.memcached).clock(o.clock).build();
+    RuleSet rules =
+        o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
+    CounterStore store =
+        o.memcached == null
+            ? InMemoryCounterStore.builder().clock(o.clock).build()
+            : MemcachedCounterStore.builder().servers(o.memcached).clock(o.clock).build();
     SluiceFeature.Builder b = SluiceFeature.builder(store).clock(o.clock);
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
-    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature)
-        .property("jersey.config.server.wadl.disableWadl", true);
-    HttpServer server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
+    ResourceConfig app =
+        new ResourceConfig(DemoResources.class)
+            .register(feature)
+            .property("jersey.config.server.wadl.disableWadl", true);
+    HttpServer server =
+        GrizzlyHttpServerFactory.createHttpServer(
+            URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
     // Grizzly closes a keep-alive connection after 256 requests by default, which races with a
     // client sending its next request on it: keep connections open (idle ones still time out).
     server.getListener("grizzly").getKeepAlive().setMaxRequestsCount(-1);
     try {
       server.start();
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot listen on " + o.host + ":" + o.port + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(
+          "cannot listen on " + o.host + ":" + o.port + ": " + e.getMessage(), e);
     }
     int port = server.getListener("grizzly").getPort();
     String url = "http://" + (o.host.equals("0.0.0.0") ? "localhost" : o.host) + ":" + port;
     out.println("Sluice demo listening on " + url);
-    out.println("Store: " + (o.memcached == null ? "in-memory (this JVM only)" : "memcached " + o.memcached));
-    out.println("Rules (" + (o.rules == null ? "bundled demo-rules.yaml" : o.rules + ", watched for edits") + "):");
+    out.println(
+        "Store: "
+            + (o.memcached == null ? "in-memory (this JVM only)" : "memcached " + o.memcached));
+    out.println(
+        "Rules ("
+            + (o.rules == null ? "bundled demo-rules.yaml" : o.rules + ", watched for edits")
+            + "):");
     rules.rules().forEach(r -> out.println("  " + r));
-    out.println("Try: for i in $(seq 12); do curl -s -o /dev/null -w '%{http_code} ' -H 'X-Api-Key: demo' "
-        + url + "/api/v1/report; done; echo");
+    out.println(
+        "Try: for i in $(seq 12); do curl -s -o /dev/null -w '%{http_code} ' -H 'X-Api-Key: demo' "
+            + url
+            + "/api/v1/report; done; echo");
     out.println("     curl -i -H 'X-Api-Key: demo' " + url + "/api/v1/report");
     return new Demo(server, feature, store, port);
   }
@@ -114,7 +129,8 @@ public final class Demo implements AutoCloseable {
 
   /** Command-line options. */
   public static final class Options {
-    static final String USAGE = "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached host:port[,host:port...]]";
+    static final String USAGE =
+        "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached host:port[,host:port...]]";
     String host = "0.0.0.0";
     int port = 8080;
     java.nio.file.Path rules;

@@ -33,7 +33,11 @@ public class DemoResources {
   @PUT
   @Path("v1/organizations/{orgId}/product/{id}")
   public String updateProduct(@PathParam("orgId") String org, @PathParam("id") String id) {
-    return "{\"organization\":\"" + json(org) + "\",\"product\":\"" + json(id) + "\",\"updated\":true}";
+    return "{\"organization\":\""
+        + json(org)
+        + "\",\"product\":\""
+        + json(id)
+        + "\",\"updated\":true}";
   }
 
   @GET

@@ -21,11 +21,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 class DemoTest {
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  private HttpResponse<String> send(Demo demo, String method, String path, String apiKey) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + demo.port() + path))
-        .method(method, HttpRequest.BodyPublishers.noBody());
+  private HttpResponse<String> send(Demo demo, String method, String path, String apiKey)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + demo.port() + path))
+            .method(method, HttpRequest.BodyPublishers.noBody());
     if (apiKey != null) {
       b.header("X-Api-Key", apiKey);
     }
@@ -35,13 +38,20 @@ class DemoTest {
   @Test
   void theBundledRulesLimitTheDemoApiAndLeaveHealthAlone() throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    // A fixed instant: no window boundary can fall inside the test and let an extra request through.
+    // A fixed instant: no window boundary can fall inside the test and let an extra request
+    // through.
     FakeClock clock = new FakeClock();
-    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).clock(clock),
-        new PrintStream(out, true, StandardCharsets.UTF_8))) {
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).clock(clock),
+            new PrintStream(out, true, StandardCharsets.UTF_8))) {
       String banner = out.toString(StandardCharsets.UTF_8);
       assertTrue(banner.contains("listening on http://127.0.0.1:" + demo.port()), banner);
-      assertTrue(banner.contains("in-memory") && banner.contains("reports-per-key") && banner.contains("curl"), banner);
+      assertTrue(
+          banner.contains("in-memory")
+              && banner.contains("reports-per-key")
+              && banner.contains("curl"),
+          banner);
       for (int i = 0; i < 10; i++) {
         assertEquals(200, send(demo, "GET", "/api/v1/report", "demo").statusCode());
       }
@@ -63,8 +73,10 @@ class DemoTest {
 
   @Test
   void rotatingTheApiKeyHitsThePerAddressBackstop() throws Exception {
-    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).clock(new FakeClock()),
-        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).clock(new FakeClock()),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
       int allowed = 0;
       for (int i = 0; i < 100; i++) {
         allowed += send(demo, "GET", "/api/v1/report", "invented-" + i).statusCode() == 200 ? 1 : 0;
@@ -77,8 +89,11 @@ class DemoTest {
   void aMalformedRulesFileNamesItsLineAndField(@TempDir Path dir) throws Exception {
     Path rules = dir.resolve("bad.yaml");
     Files.writeString(rules, "rules:\n  - id: r\n    tiers: [ { limit: -1, period: 1s } ]\n");
-    RulesException e = assertThrows(RulesException.class,
-        () -> Demo.start(new Demo.Options().host("127.0.0.1").port(0).rules(rules), System.out));
+    RulesException e =
+        assertThrows(
+            RulesException.class,
+            () ->
+                Demo.start(new Demo.Options().host("127.0.0.1").port(0).rules(rules), System.out));
     assertEquals(3, e.line());
     assertEquals("rules[0].tiers[0].limit", e.field());
   }

@@ -12,12 +12,12 @@ import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedServer;
-import jakarta.ws.rs.GET;
-import jakarta.ws.rs.Path;
-import jakarta.ws.rs.Produces;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -35,12 +35,13 @@ import org.junit.jupiter.api.Test;
 /**
  * Both adapters in one real servlet container (Grizzly), as an application deploys them: Jersey
  * behind a non-root servlet mapping ({@code /app} context, {@code /v1/*} servlet) and the servlet
- * filter in front of a plain servlet, with the same rules file. Requests go over raw sockets, so
- * no client tidies a path spelling before the container sees it.
+ * filter in front of a plain servlet, with the same rules file. Requests go over raw sockets, so no
+ * client tidies a path spelling before the container sees it.
  */
 class AdaptersTest {
 
-  static final String RULES = """
+  static final String RULES =
+      """
       trustedProxies: [127.0.0.1/32]
       rules:
         - id: hello
@@ -101,18 +102,31 @@ class AdaptersTest {
 
   /** Jersey at /app/v1/* with the feature; {@code quotas} lets a test make the limiter throw. */
   private int jersey(QuotaResolver quotas) throws IOException {
-    SluiceFeature feature = SluiceFeature.builder(InMemoryCounterStore.create()).clock(clock)
-        .quotaResolver(quotas).rules(YamlRules.parse(RULES, "rules.yaml")).build();
+    SluiceFeature feature =
+        SluiceFeature.builder(InMemoryCounterStore.create())
+            .clock(clock)
+            .quotaResolver(quotas)
+            .rules(YamlRules.parse(RULES, "rules.yaml"))
+            .build();
     WebappContext app = new WebappContext("jersey", "/app");
-    app.addServlet("jersey", new ServletContainer(new ResourceConfig(Api.class).register(feature)
-        .property("jersey.config.server.wadl.disableWadl", true))).addMapping("/v1/*");
+    app.addServlet(
+            "jersey",
+            new ServletContainer(
+                new ResourceConfig(Api.class)
+                    .register(feature)
+                    .property("jersey.config.server.wadl.disableWadl", true)))
+        .addMapping("/v1/*");
     return serve(app);
   }
 
   /** A plain servlet at /app/v1/* behind the servlet filter. */
   private int servlet(QuotaResolver quotas) throws IOException {
-    RequestLimiter limiter = RequestLimiter.builder(InMemoryCounterStore.create()).clock(clock).quotaResolver(quotas)
-        .rules(YamlRules.parse(RULES, "rules.yaml")).build();
+    RequestLimiter limiter =
+        RequestLimiter.builder(InMemoryCounterStore.create())
+            .clock(clock)
+            .quotaResolver(quotas)
+            .rules(YamlRules.parse(RULES, "rules.yaml"))
+            .build();
     WebappContext app = new WebappContext("servlet", "/app");
     app.addServlet("api", new Ok()).addMapping("/v1/*");
     app.addFilter("sluice", new SluiceFilter(limiter)).addMappingForUrlPatterns(null, "/*");
@@ -134,7 +148,8 @@ class AdaptersTest {
 
   /** The status of one request sent as written, from {@code client} through the trusted proxy. */
   static int raw(int port, String method, String path, String client) throws IOException {
-    return RawHttp.status(port, List.of(method + " " + path + " HTTP/1.1", "X-Forwarded-For: " + client));
+    return RawHttp.status(
+        port, List.of(method + " " + path + " HTTP/1.1", "X-Forwarded-For: " + client));
   }
 
   /**
@@ -157,7 +172,8 @@ class AdaptersTest {
     SPELLINGS.put("/app/v1//api/hello", List.of(404, 200));
   }
 
-  private static List<Integer> spell(int port, String method, String spelling, String client) throws IOException {
+  private static List<Integer> spell(int port, String method, String spelling, String client)
+      throws IOException {
     List<Integer> statuses = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       statuses.add(raw(port, method, spelling, client));
@@ -176,10 +192,14 @@ class AdaptersTest {
       for (Map.Entry<String, List<Integer>> e : SPELLINGS.entrySet()) {
         String ip = "198.51.100." + ++client;
         int routed = e.getValue().get(a);
-        assertEquals(List.of(routed, routed, routed, 429, 429), spell(port, "GET", e.getKey(), ip),
+        assertEquals(
+            List.of(routed, routed, routed, 429, 429),
+            spell(port, "GET", e.getKey(), ip),
             e.getKey() + (a == 0 ? " through Jersey" : " through the servlet filter"));
       }
-      assertEquals(List.of(200, 200, 200, 429, 429), spell(port, "HEAD", "/app/v1/api/hello", "198.51.100.99"),
+      assertEquals(
+          List.of(200, 200, 200, 429, 429),
+          spell(port, "HEAD", "/app/v1/api/hello", "198.51.100.99"),
           "HEAD is GET without a body");
     }
   }
@@ -190,7 +210,10 @@ class AdaptersTest {
       for (int i = 0; i < 3; i++) {
         assertEquals(200, raw(port, "GET", "/app/v1/api/hello", "203.0.113.1"));
       }
-      assertEquals(429, raw(port, "GET", "/app/v1/api/hello", "203.0.113.1"), "the rule /v1/api/hello applies on " + port);
+      assertEquals(
+          429,
+          raw(port, "GET", "/app/v1/api/hello", "203.0.113.1"),
+          "the rule /v1/api/hello applies on " + port);
     }
   }
 
@@ -205,13 +228,18 @@ class AdaptersTest {
 
   @Test
   void anExceptionInTheLimiterFailsOpenOrAnswers503NeverA500() throws Exception {
-    QuotaResolver broken = (request, rule) -> {
-      throw new IllegalStateException("resolver bug");
-    };
+    QuotaResolver broken =
+        (request, rule) -> {
+          throw new IllegalStateException("resolver bug");
+        };
     for (int port : new int[] {jersey(broken), servlet(broken)}) {
       for (int i = 0; i < 5; i++) {
-        assertEquals(200, raw(port, "GET", "/app/v1/api/hello", "203.0.113.3"), "fails open on " + port);
-        assertEquals(503, raw(port, "GET", "/app/v1/api/strict", "203.0.113.3"), "fails closed where asked on " + port);
+        assertEquals(
+            200, raw(port, "GET", "/app/v1/api/hello", "203.0.113.3"), "fails open on " + port);
+        assertEquals(
+            503,
+            raw(port, "GET", "/app/v1/api/strict", "203.0.113.3"),
+            "fails closed where asked on " + port);
       }
     }
   }
@@ -224,19 +252,34 @@ class AdaptersTest {
       WebappContext app = new WebappContext("servlet", "/app");
       app.addServlet("api", new Ok()).addMapping("/v1/*");
       FilterRegistration f = app.addFilter("sluice", SluiceFilter.class);
-      f.setInitParameters(Map.of("rules", rules.toString(), "store", "memcached",
-          "store.servers", memcached.address(), "store.prefix", "initparams", "store.operationTimeout", "2s"));
+      f.setInitParameters(
+          Map.of(
+              "rules",
+              rules.toString(),
+              "store",
+              "memcached",
+              "store.servers",
+              memcached.address(),
+              "store.prefix",
+              "initparams",
+              "store.operationTimeout",
+              "2s"));
       f.addMappingForUrlPatterns(null, "/*");
       int port = serve(app);
       for (int i = 0; i < 3; i++) {
         assertEquals(200, raw(port, "GET", "/app/v1/api/hello", "203.0.113.4"));
       }
       assertEquals(429, raw(port, "GET", "/app/v1/api/hello", "203.0.113.4"));
-      assertTrue(memcached.stat("incr_hits") >= 3 && memcached.stat("curr_items") >= 1, "counted in memcached");
+      assertTrue(
+          memcached.stat("incr_hits") >= 3 && memcached.stat("curr_items") >= 1,
+          "counted in memcached");
       long connections = memcached.stat("curr_connections");
       app.undeploy();
-      assertTrue(MemcachedServer.await(java.time.Duration.ofSeconds(10),
-          () -> memcached.stat("curr_connections") < connections), "destroy() closed the store it made");
+      assertTrue(
+          MemcachedServer.await(
+              java.time.Duration.ofSeconds(10),
+              () -> memcached.stat("curr_connections") < connections),
+          "destroy() closed the store it made");
       Files.deleteIfExists(rules);
     }
   }

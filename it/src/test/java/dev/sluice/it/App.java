@@ -16,8 +16,11 @@ import org.glassfish.jersey.server.ResourceConfig;
 /** The demo API with a given Sluice feature, on Grizzly, on a free loopback port. */
 final class App implements AutoCloseable {
 
-  private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
 
   final SluiceFeature feature;
   private final HttpServer server;
@@ -32,9 +35,12 @@ final class App implements AutoCloseable {
   App(SluiceFeature feature, AutoCloseable also) {
     this.feature = feature;
     this.also = also;
-    ResourceConfig app = new ResourceConfig(DemoResources.class).register(feature)
-        .property("jersey.config.server.wadl.disableWadl", true);
-    server = GrizzlyHttpServerFactory.createHttpServer(URI.create("http://127.0.0.1:0/"), app, false);
+    ResourceConfig app =
+        new ResourceConfig(DemoResources.class)
+            .register(feature)
+            .property("jersey.config.server.wadl.disableWadl", true);
+    server =
+        GrizzlyHttpServerFactory.createHttpServer(URI.create("http://127.0.0.1:0/"), app, false);
     try {
       server.start();
     } catch (IOException e) {
@@ -48,8 +54,10 @@ final class App implements AutoCloseable {
   }
 
   HttpResponse<String> send(String method, String path, String... headers) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(10)).method(method, HttpRequest.BodyPublishers.noBody());
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(10))
+            .method(method, HttpRequest.BodyPublishers.noBody());
     for (int i = 0; i < headers.length; i += 2) {
       b.header(headers[i], headers[i + 1]);
     }

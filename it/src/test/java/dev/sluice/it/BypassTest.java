@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every way around a limit we know of, tried against the demo server as an abusive client would:
- * a rules file whose only key is {@code ip}, 127.0.0.1 as the trusted proxy (the client is what the
+ * Every way around a limit we know of, tried against the demo server as an abusive client would: a
+ * rules file whose only key is {@code ip}, 127.0.0.1 as the trusted proxy (the client is what the
  * proxy appended to X-Forwarded-For), 5 requests per hour. Each trick sends 20 requests, each
  * spelled or forged anew; the limit holds when at most 5 pass. The table goes to
  * docs/RELIABILITY.md.
@@ -28,7 +28,8 @@ class BypassTest {
   private static final int LIMIT = 5;
   private static final int TRIES = 20;
 
-  private static final String RULES = """
+  private static final String RULES =
+      """
       trustedProxies: [127.0.0.1/32]
       forwardedHeader: X-Forwarded-For
       rules:
@@ -51,43 +52,89 @@ class BypassTest {
 
   private static List<Trick> tricks() {
     return List.of(
-        new Trick("`HEAD` instead of `GET`", i -> List.of("HEAD /api/v1/report HTTP/1.1", "X-Forwarded-For: 198.51.100.1")),
-        new Trick("a new path parameter each time: `/api/v1/report;x=N`",
+        new Trick(
+            "`HEAD` instead of `GET`",
+            i -> List.of("HEAD /api/v1/report HTTP/1.1", "X-Forwarded-For: 198.51.100.1")),
+        new Trick(
+            "a new path parameter each time: `/api/v1/report;x=N`",
             i -> get("/api/v1/report;x=" + i, "X-Forwarded-For: 198.51.100.2")),
-        new Trick("`;jsessionid=N` on the last segment", i -> get("/api/v1/report;jsessionid=" + i, "X-Forwarded-For: 198.51.100.3")),
-        new Trick("path parameters on every segment: `/api;a=N/v1;b/report`",
+        new Trick(
+            "`;jsessionid=N` on the last segment",
+            i -> get("/api/v1/report;jsessionid=" + i, "X-Forwarded-For: 198.51.100.3")),
+        new Trick(
+            "path parameters on every segment: `/api;a=N/v1;b/report`",
             i -> get("/api;a=" + i + "/v1;b/report", "X-Forwarded-For: 198.51.100.4")),
-        new Trick("percent-encoded letters: `/api/v1/%72eport`", i -> get("/api/v1/%72eport", "X-Forwarded-For: 198.51.100.5")),
-        new Trick("an encoded `;`: `/api/v1/report%3Bx=N`", i -> get("/api/v1/report%3Bx=" + i, "X-Forwarded-For: 198.51.100.6")),
-        new Trick("dot segments and doubled slashes: `//api/./v1/x/../report/`",
+        new Trick(
+            "percent-encoded letters: `/api/v1/%72eport`",
+            i -> get("/api/v1/%72eport", "X-Forwarded-For: 198.51.100.5")),
+        new Trick(
+            "an encoded `;`: `/api/v1/report%3Bx=N`",
+            i -> get("/api/v1/report%3Bx=" + i, "X-Forwarded-For: 198.51.100.6")),
+        new Trick(
+            "dot segments and doubled slashes: `//api/./v1/x/../report/`",
             i -> get("//api/./v1/x/../report/", "X-Forwarded-For: 198.51.100.7")),
-        new Trick("a client-sent `Forwarded: for=NEW` behind a proxy that appends X-Forwarded-For",
-            i -> get("/api/v1/report", "Forwarded: for=203.0.113." + i, "X-Forwarded-For: 198.51.100.8")),
-        new Trick("a forged first X-Forwarded-For hop: `X-Forwarded-For: NEW, client`",
+        new Trick(
+            "a client-sent `Forwarded: for=NEW` behind a proxy that appends X-Forwarded-For",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "Forwarded: for=203.0.113." + i,
+                    "X-Forwarded-For: 198.51.100.8")),
+        new Trick(
+            "a forged first X-Forwarded-For hop: `X-Forwarded-For: NEW, client`",
             i -> get("/api/v1/report", "X-Forwarded-For: 203.0.113." + i + ", 198.51.100.9")),
-        new Trick("IPv4 and IPv4-mapped IPv6 by turns: `198.51.100.10` / `::ffff:198.51.100.10`",
-            i -> get("/api/v1/report", "X-Forwarded-For: " + (i % 2 == 0 ? "" : "::ffff:") + "198.51.100.10")),
-        new Trick("IPv6 spellings of one address: `2001:db8::a` / `2001:DB8:0:0:0:0:0:A` / `[2001:db8::a]:N`",
-            i -> get("/api/v1/report", "X-Forwarded-For: " + List.of("2001:db8::a", "2001:DB8:0:0:0:0:0:A", "[2001:db8::a]:" + (1000 + i)).get(i % 3))),
-        new Trick("a new IPv6 address in one /64 each time: `2001:db8:1:2::N`",
-            i -> get("/api/v1/report", "X-Forwarded-For: 2001:db8:1:2::" + Integer.toHexString(i + 1))),
-        new Trick("a name or junk as the client: `X-Forwarded-For: 999.1.1.N` (no DNS lookup)",
+        new Trick(
+            "IPv4 and IPv4-mapped IPv6 by turns: `198.51.100.10` / `::ffff:198.51.100.10`",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Forwarded-For: " + (i % 2 == 0 ? "" : "::ffff:") + "198.51.100.10")),
+        new Trick(
+            "IPv6 spellings of one address: `2001:db8::a` / `2001:DB8:0:0:0:0:0:A` / `[2001:db8::a]:N`",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Forwarded-For: "
+                        + List.of(
+                                "2001:db8::a",
+                                "2001:DB8:0:0:0:0:0:A",
+                                "[2001:db8::a]:" + (1000 + i))
+                            .get(i % 3))),
+        new Trick(
+            "a new IPv6 address in one /64 each time: `2001:db8:1:2::N`",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Forwarded-For: 2001:db8:1:2::" + Integer.toHexString(i + 1))),
+        new Trick(
+            "a name or junk as the client: `X-Forwarded-For: 999.1.1.N` (no DNS lookup)",
             i -> get("/api/v1/report", "X-Forwarded-For: 999.1.1." + i)),
-        new Trick("a new `X-Api-Key` each time (the rule keys on ip only)",
-            i -> get("/api/v1/report", "X-Api-Key: invented-" + i, "X-Forwarded-For: 198.51.100.11")));
+        new Trick(
+            "a new `X-Api-Key` each time (the rule keys on ip only)",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Api-Key: invented-" + i,
+                    "X-Forwarded-For: 198.51.100.11")));
   }
 
   @Test
   void noTrickGetsMoreThanTheLimitThrough(@TempDir Path dir) throws Exception {
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, RULES);
-    Report.line("bypass attempts against the demo: key [ip], 127.0.0.1 trusted, limit " + LIMIT + " per hour, "
-        + TRIES + " requests a trick:");
+    Report.line(
+        "bypass attempts against the demo: key [ip], 127.0.0.1 trusted, limit "
+            + LIMIT
+            + " per hour, "
+            + TRIES
+            + " requests a trick:");
     Report.line("| trick | statuses | passed |");
     Report.line("|---|---|---:|");
     List<String> bypasses = new ArrayList<>();
-    try (Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
-        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
       for (Trick t : tricks()) {
         java.util.Map<Integer, Integer> statuses = new java.util.TreeMap<>();
         int passed = 0;
@@ -96,8 +143,14 @@ class BypassTest {
           statuses.merge(status, 1, Integer::sum);
           passed += status / 100 == 2 ? 1 : 0;
         }
-        Report.line(String.format(Locale.ROOT, "| %s | %s | %d of %d |", t.name(),
-            statuses.toString().replace("{", "").replace("}", "").replace("=", "×"), passed, TRIES));
+        Report.line(
+            String.format(
+                Locale.ROOT,
+                "| %s | %s | %d of %d |",
+                t.name(),
+                statuses.toString().replace("{", "").replace("}", "").replace("=", "×"),
+                passed,
+                TRIES));
         if (passed > LIMIT) {
           bypasses.add(t.name() + ": " + passed);
         }

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two instances whose clocks differ share counters in memcached. Time is injected: both clocks
- * step together, one {@code skew} ahead; the overshoot is measured in true (reference-clock)
- * windows of one period.
+ * Two instances whose clocks differ share counters in memcached. Time is injected: both clocks step
+ * together, one {@code skew} ahead; the overshoot is measured in true (reference-clock) windows of
+ * one period.
  */
 class ClockSkewTest {
 
@@ -40,16 +40,28 @@ class ClockSkewTest {
   }
 
   /** The most requests allowed in any true window of one period, over 10 s at 10× the limit. */
-  private static long worstWindow(long skewMillis, Function<MemcachedCounterStore, RateLimiter.Builder> algorithm) {
+  private static long worstWindow(
+      long skewMillis, Function<MemcachedCounterStore, RateLimiter.Builder> algorithm) {
     long start = System.currentTimeMillis() / 60_000 * 60_000 + 60_000;
     FakeClock a = new FakeClock(start);
     FakeClock b = new FakeClock(start + skewMillis);
     String shared = "skew" + ++prefix;
-    // Two instances: each its own store (its own memo of ended windows), one memcached between them.
-    try (MemcachedCounterStore sa = MemcachedCounterStore.builder().servers(memcached.address())
-        .prefix(shared).operationTimeout(Duration.ofSeconds(2)).clock(a).build();
-        MemcachedCounterStore sb = MemcachedCounterStore.builder().servers(memcached.address())
-            .prefix(shared).operationTimeout(Duration.ofSeconds(2)).clock(b).build()) {
+    // Two instances: each its own store (its own memo of ended windows), one memcached between
+    // them.
+    try (MemcachedCounterStore sa =
+            MemcachedCounterStore.builder()
+                .servers(memcached.address())
+                .prefix(shared)
+                .operationTimeout(Duration.ofSeconds(2))
+                .clock(a)
+                .build();
+        MemcachedCounterStore sb =
+            MemcachedCounterStore.builder()
+                .servers(memcached.address())
+                .prefix(shared)
+                .operationTimeout(Duration.ofSeconds(2))
+                .clock(b)
+                .build()) {
       RateLimiter ra = algorithm.apply(sa).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(a).build();
       RateLimiter rb = algorithm.apply(sb).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(b).build();
       ArrayDeque<Long> allowed = new ArrayDeque<>();
@@ -72,7 +84,8 @@ class ClockSkewTest {
 
   @Test
   void overshootGrowsWithSkewAndIsMeasured() {
-    Report.line("clock skew, 2 instances, limit 20 per 1 s, 200 req/s for 10 s; worst true 1 s window:");
+    Report.line(
+        "clock skew, 2 instances, limit 20 per 1 s, 200 req/s for 10 s; worst true 1 s window:");
     Report.line("| skew | sliding window | fixed window |");
     Report.line("|---:|---:|---:|");
     // The figures docs/RELIABILITY.md reports. A fixed window is exact; a sliding window may allow
@@ -84,9 +97,18 @@ class ClockSkewTest {
     for (int i = 0; i < skews.length; i++) {
       long s = worstWindow(skews[i], RateLimiter::slidingWindow);
       long f = worstWindow(skews[i], RateLimiter::fixedWindow);
-      Report.line(String.format(Locale.ROOT, "| %d ms | %d (%+.0f %%) | %d (%+.0f %%) |", skews[i],
-          s, 100.0 * (s - LIMIT) / LIMIT, f, 100.0 * (f - LIMIT) / LIMIT));
-      assertTrue(s >= sliding[i] && s <= Math.min(2 * LIMIT, sliding[i] + 1), "sliding at " + skews[i] + " ms: " + s);
+      Report.line(
+          String.format(
+              Locale.ROOT,
+              "| %d ms | %d (%+.0f %%) | %d (%+.0f %%) |",
+              skews[i],
+              s,
+              100.0 * (s - LIMIT) / LIMIT,
+              f,
+              100.0 * (f - LIMIT) / LIMIT));
+      assertTrue(
+          s >= sliding[i] && s <= Math.min(2 * LIMIT, sliding[i] + 1),
+          "sliding at " + skews[i] + " ms: " + s);
       assertEquals(fixed[i], f, "fixed at " + skews[i] + " ms");
     }
   }

@@ -58,22 +58,26 @@ final class DelayingProxy implements AutoCloseable {
   }
 
   private void pump(Socket from, Socket to) {
-    Thread t = new Thread(() -> {
-      byte[] buf = new byte[16 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        int n;
-        while ((n = in.read(buf)) >= 0) {
-          long d = delayMillis;
-          if (d > 0) {
-            Thread.sleep(d); // the injected latency
-          }
-          out.write(buf, 0, n);
-          out.flush();
-        }
-      } catch (IOException | InterruptedException e) {
-        // connection closed
-      }
-    }, "proxy-pump");
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[16 * 1024];
+              try (InputStream in = from.getInputStream();
+                  OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                  long d = delayMillis;
+                  if (d > 0) {
+                    Thread.sleep(d); // the injected latency
+                  }
+                  out.write(buf, 0, n);
+                  out.flush();
+                }
+              } catch (IOException | InterruptedException e) {
+                // connection closed
+              }
+            },
+            "proxy-pump");
     t.setDaemon(true);
     t.start();
   }

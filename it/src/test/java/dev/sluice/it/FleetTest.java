@@ -43,10 +43,16 @@ class FleetTest {
   }
 
   private static MemcachedCounterStore store(String servers, String prefix) {
-    return MemcachedCounterStore.builder().servers(servers).prefix(prefix).operationTimeout(Duration.ofSeconds(2)).build();
+    return MemcachedCounterStore.builder()
+        .servers(servers)
+        .prefix(prefix)
+        .operationTimeout(Duration.ofSeconds(2))
+        .build();
   }
 
-  /** Sends {@code total} requests for one tenant from 8 threads, spread over the apps; counts 200s. */
+  /**
+   * Sends {@code total} requests for one tenant from 8 threads, spread over the apps; counts 200s.
+   */
   private static int fleetAllowed(List<App> apps, int total) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(8);
     AtomicInteger next = new AtomicInteger();
@@ -55,17 +61,22 @@ class FleetTest {
     try {
       List<Future<?>> work = new ArrayList<>();
       for (int t = 0; t < 8; t++) {
-        work.add(pool.submit(() -> {
-          for (int i; (i = next.getAndIncrement()) < total; ) {
-            int status = apps.get(i % apps.size()).get("/api/v1/report", "X-Tenant", "acme").statusCode();
-            if (status == 200) {
-              allowed.incrementAndGet();
-            } else if (status != 429) {
-              other.incrementAndGet();
-            }
-          }
-          return null;
-        }));
+        work.add(
+            pool.submit(
+                () -> {
+                  for (int i; (i = next.getAndIncrement()) < total; ) {
+                    int status =
+                        apps.get(i % apps.size())
+                            .get("/api/v1/report", "X-Tenant", "acme")
+                            .statusCode();
+                    if (status == 200) {
+                      allowed.incrementAndGet();
+                    } else if (status != 429) {
+                      other.incrementAndGet();
+                    }
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : work) {
         f.get(60, TimeUnit.SECONDS);
@@ -77,12 +88,18 @@ class FleetTest {
     return allowed.get();
   }
 
-  private static List<App> fleet(String rules, FakeClock clock, String prefix, List<MemcachedCounterStore> stores) {
+  private static List<App> fleet(
+      String rules, FakeClock clock, String prefix, List<MemcachedCounterStore> stores) {
     List<App> apps = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       MemcachedCounterStore s = store(memcached.address(), prefix);
       stores.add(s);
-      apps.add(new App(SluiceFeature.builder(s).clock(clock).rules(YamlRules.parse(rules, "fleet")).build()));
+      apps.add(
+          new App(
+              SluiceFeature.builder(s)
+                  .clock(clock)
+                  .rules(YamlRules.parse(rules, "fleet"))
+                  .build()));
     }
     return apps;
   }
@@ -96,14 +113,21 @@ class FleetTest {
   void aFixedWindowAllowsExactlyTheLimitAcrossThreeInstances() throws Exception {
     FakeClock clock = new FakeClock(System.currentTimeMillis() / 3_600_000 * 3_600_000 + 60_000);
     List<MemcachedCounterStore> stores = new ArrayList<>();
-    List<App> apps = fleet("""
+    List<App> apps =
+        fleet(
+            """
         rules:
           - { id: tenant, match: { prefix: /api }, key: [header:X-Tenant], algorithm: fixed-window,
               tiers: [ { limit: 50, period: 1h } ] }
-        """, clock, "fleet" + PREFIX.incrementAndGet(), stores);
+        """,
+            clock,
+            "fleet" + PREFIX.incrementAndGet(),
+            stores);
     try {
       int allowed = fleetAllowed(apps, 300);
-      Report.line("fleet, fixed window, 3 instances, 8 client threads, 300 requests, limit 50: allowed " + allowed);
+      Report.line(
+          "fleet, fixed window, 3 instances, 8 client threads, 300 requests, limit 50: allowed "
+              + allowed);
       assertEquals(50, allowed);
     } finally {
       close(apps, stores);
@@ -118,18 +142,28 @@ class FleetTest {
     String prefix = "fleet" + PREFIX.incrementAndGet();
     try (MemcachedCounterStore seed = store(memcached.address(), prefix)) {
       // 40 in the previous minute; half of it still counts at 30 s: 50 − 20 = 30 may pass.
-      seed.increment(List.of(new CounterUpdate("tenant", "header:X-Tenant=acme", minute, windowStart / minute - 1, 40)));
+      seed.increment(
+          List.of(
+              new CounterUpdate(
+                  "tenant", "header:X-Tenant=acme", minute, windowStart / minute - 1, 40)));
     }
     List<MemcachedCounterStore> stores = new ArrayList<>();
-    List<App> apps = fleet("""
+    List<App> apps =
+        fleet(
+            """
         rules:
           - { id: tenant, match: { prefix: /api }, key: [header:X-Tenant], algorithm: sliding-window,
               tiers: [ { limit: 50, period: 1m } ] }
-        """, clock, prefix, stores);
+        """,
+            clock,
+            prefix,
+            stores);
     try {
       int allowed = fleetAllowed(apps, 300);
-      Report.line("fleet, sliding window, 3 instances, 8 client threads, 300 requests, limit 50, previous 40 at f=0.5 "
-          + "(estimate allows 30): allowed " + allowed);
+      Report.line(
+          "fleet, sliding window, 3 instances, 8 client threads, 300 requests, limit 50, previous 40 at f=0.5 "
+              + "(estimate allows 30): allowed "
+              + allowed);
       assertEquals(30, allowed);
     } finally {
       close(apps, stores);
@@ -138,12 +172,22 @@ class FleetTest {
 
   @Test
   void killingOneOfThreeNodesFailsOpenOnlyItsKeysAndARestartRestoresLimiting() throws Exception {
-    try (MemcachedServer b = MemcachedServer.start(); MemcachedServer c = MemcachedServer.start()) {
+    try (MemcachedServer b = MemcachedServer.start();
+        MemcachedServer c = MemcachedServer.start()) {
       String servers = memcached.address() + "," + b.address() + "," + c.address();
       FakeClock clock = new FakeClock(System.currentTimeMillis() / 3_600_000 * 3_600_000 + 60_000);
-      try (MemcachedCounterStore s = MemcachedCounterStore.builder().servers(servers).prefix("ketama" + PREFIX.incrementAndGet())
-          .operationTimeout(Duration.ofMillis(100)).build()) {
-        RateLimiter limiter = RateLimiter.fixedWindow(s).clock(clock).tier(1, Duration.ofHours(1)).denyCacheSize(0).build();
+      try (MemcachedCounterStore s =
+          MemcachedCounterStore.builder()
+              .servers(servers)
+              .prefix("ketama" + PREFIX.incrementAndGet())
+              .operationTimeout(Duration.ofMillis(100))
+              .build()) {
+        RateLimiter limiter =
+            RateLimiter.fixedWindow(s)
+                .clock(clock)
+                .tier(1, Duration.ofHours(1))
+                .denyCacheSize(0)
+                .build();
         int clients = 300;
         long onC = c.stat("curr_items");
         for (int i = 0; i < clients; i++) {
@@ -163,28 +207,42 @@ class FleetTest {
             limited++;
           }
         }
-        Report.line("ketama, 3 nodes, 300 clients at their limit, one node killed: " + failedOpen
-            + " failed open (the killed node held " + onC + " counters), " + limited + " still limited");
+        Report.line(
+            "ketama, 3 nodes, 300 clients at their limit, one node killed: "
+                + failedOpen
+                + " failed open (the killed node held "
+                + onC
+                + " counters), "
+                + limited
+                + " still limited");
         assertEquals(onC, failedOpen, "exactly the killed node's keys fail open");
         assertEquals(clients - onC, limited);
 
         c.restart();
         long restarted = System.nanoTime();
-        assertTrue(MemcachedServer.await(Duration.ofSeconds(10), () -> {
-          int failing = 0;
-          for (int i = 0; i < clients; i++) {
-            failing += limiter.tryAcquire("probe-" + i).storeFailed() ? 1 : 0;
-          }
-          return failing == 0;
-        }), "every node answers again");
-        Report.line("ketama: the restarted node answered again after " + (System.nanoTime() - restarted) / 1_000_000 + " ms");
+        assertTrue(
+            MemcachedServer.await(
+                Duration.ofSeconds(10),
+                () -> {
+                  int failing = 0;
+                  for (int i = 0; i < clients; i++) {
+                    failing += limiter.tryAcquire("probe-" + i).storeFailed() ? 1 : 0;
+                  }
+                  return failing == 0;
+                }),
+            "every node answers again");
+        Report.line(
+            "ketama: the restarted node answered again after "
+                + (System.nanoTime() - restarted) / 1_000_000
+                + " ms");
       }
     }
   }
 
   @Test
   void addingAFourthNodeMovesAboutAQuarterOfTheKeys() {
-    try (MemcachedServer b = MemcachedServer.start(); MemcachedServer c = MemcachedServer.start();
+    try (MemcachedServer b = MemcachedServer.start();
+        MemcachedServer c = MemcachedServer.start();
         MemcachedServer d = MemcachedServer.start()) {
       String three = memcached.address() + "," + b.address() + "," + c.address();
       String prefix = "reshard" + PREFIX.incrementAndGet();
@@ -203,7 +261,13 @@ class FleetTest {
       }
       long moved = d.stat("curr_items") - before;
       double share = moved / (double) keys;
-      Report.line(String.format(Locale.ROOT, "ketama: a fourth node took %d of %d counters (%.1f %%)", moved, keys, 100 * share));
+      Report.line(
+          String.format(
+              Locale.ROOT,
+              "ketama: a fourth node took %d of %d counters (%.1f %%)",
+              moved,
+              keys,
+              100 * share));
       assertTrue(share > 0.15 && share < 0.35, "moved " + share);
     }
   }

@@ -23,17 +23,26 @@ class JettyTest {
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
     }
-    SluiceFeature feature = SluiceFeature.builder(InMemoryCounterStore.create()).clock(new FakeClock())
-        .rules(YamlRules.parse(AdaptersTest.RULES.replace("/v1/api/hello", "/api/hello"), "rules.yaml")).build();
-    ResourceConfig app = new ResourceConfig(AdaptersTest.Api.class).register(feature)
-        .property("jersey.config.server.wadl.disableWadl", true);
-    Server server = JettyHttpContainerFactory.createServer(URI.create("http://127.0.0.1:" + port + "/"), app);
+    SluiceFeature feature =
+        SluiceFeature.builder(InMemoryCounterStore.create())
+            .clock(new FakeClock())
+            .rules(
+                YamlRules.parse(
+                    AdaptersTest.RULES.replace("/v1/api/hello", "/api/hello"), "rules.yaml"))
+            .build();
+    ResourceConfig app =
+        new ResourceConfig(AdaptersTest.Api.class)
+            .register(feature)
+            .property("jersey.config.server.wadl.disableWadl", true);
+    Server server =
+        JettyHttpContainerFactory.createServer(URI.create("http://127.0.0.1:" + port + "/"), app);
     try {
       for (String client : List.of("198.51.100.1", "198.51.100.2")) {
         for (int i = 0; i < 3; i++) {
           assertEquals(200, AdaptersTest.raw(port, "GET", "/api/hello", client), client);
         }
-        assertEquals(429, AdaptersTest.raw(port, "GET", "/api/hello", client), client + " is limited");
+        assertEquals(
+            429, AdaptersTest.raw(port, "GET", "/api/hello", client), client + " is limited");
       }
       // Without a forwarding header the client is the peer itself: limited too, not unlimited.
       for (int i = 0; i < 3; i++) {

@@ -28,14 +28,14 @@ class MemcachedEndToEndTest {
   private static MemcachedServer memcached;
   private static final AtomicInteger PREFIX = new AtomicInteger();
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
   private Path rulesFile;
   private final FakeClock clock = new FakeClock(System.currentTimeMillis() / 60_000 * 60_000);
   private MemcachedCounterStore store;
   private App app;
 
-  static final String RULES = """
+  static final String RULES =
+      """
       trustedProxies: [10.0.0.0/8]
       rules:
         - id: per-key
@@ -78,10 +78,19 @@ class MemcachedEndToEndTest {
     if (!memcached.answers()) {
       memcached.restart();
     }
-    store = MemcachedCounterStore.builder().servers(memcached.address()).prefix("e2e" + PREFIX.incrementAndGet())
-        .operationTimeout(Duration.ofMillis(100)).build();
-    app = new App(SluiceFeature.builder(store).rulesFile(rulesFile).watchInterval(Duration.ofMillis(100))
-        .clock(clock).build());
+    store =
+        MemcachedCounterStore.builder()
+            .servers(memcached.address())
+            .prefix("e2e" + PREFIX.incrementAndGet())
+            .operationTimeout(Duration.ofMillis(100))
+            .build();
+    app =
+        new App(
+            SluiceFeature.builder(store)
+                .rulesFile(rulesFile)
+                .watchInterval(Duration.ofMillis(100))
+                .clock(clock)
+                .build());
   }
 
   @AfterEach
@@ -105,9 +114,11 @@ class MemcachedEndToEndTest {
     assertEquals(429, rejected.statusCode());
     assertEquals("6", header(rejected, "Retry-After"));
     assertTrue(rejected.body().contains("\"policy\":\"per-key\""), rejected.body());
-    assertEquals(200, app.get("/api/v1/report", "X-Api-Key", "k2").statusCode(), "identities stay apart");
+    assertEquals(
+        200, app.get("/api/v1/report", "X-Api-Key", "k2").statusCode(), "identities stay apart");
     clock.advanceMillis(6_000);
-    assertEquals(200, app.get("/api/v1/report", "X-Api-Key", "k1").statusCode(), "passes at Retry-After");
+    assertEquals(
+        200, app.get("/api/v1/report", "X-Api-Key", "k1").statusCode(), "passes at Retry-After");
   }
 
   @Test
@@ -115,13 +126,16 @@ class MemcachedEndToEndTest {
     int allowed = 0;
     for (int key = 0; key < 4; key++) {
       for (int i = 0; i < 3; i++) {
-        HttpResponse<String> r = app.get("/api/v1/report", "X-Api-Key", "key-" + key, "X-Customer-Id", "acme");
+        HttpResponse<String> r =
+            app.get("/api/v1/report", "X-Api-Key", "key-" + key, "X-Customer-Id", "acme");
         allowed += r.statusCode() == 200 ? 1 : 0;
       }
     }
     assertEquals(5, allowed, "acme's 5 across its keys");
     // key-3 never got through (acme was full): its per-key counts were given back.
-    assertEquals(200, app.get("/api/v1/report", "X-Api-Key", "key-3", "X-Customer-Id", "globex").statusCode());
+    assertEquals(
+        200,
+        app.get("/api/v1/report", "X-Api-Key", "key-3", "X-Customer-Id", "globex").statusCode());
   }
 
   @Test
@@ -131,7 +145,8 @@ class MemcachedEndToEndTest {
     assertEquals(429, app.get("/v1/organizations/a/product/3").statusCode());
     assertEquals(200, app.get("/v1/organizations/b/product/3").statusCode());
     for (int i = 0; i < 5; i++) {
-      assertEquals(200, app.send("PUT", "/v1/organizations/a/product/" + i).statusCode(), "dark launch");
+      assertEquals(
+          200, app.send("PUT", "/v1/organizations/a/product/" + i).statusCode(), "dark launch");
     }
   }
 
@@ -141,8 +156,15 @@ class MemcachedEndToEndTest {
       app.get("/api/v1/report");
     }
     for (int i = 0; i < 10; i++) {
-      assertEquals(429, app.get("/api/v1/report", "X-Forwarded-For", "198.51.100." + i,
-          "Forwarded", "for=198.51.100." + i).statusCode());
+      assertEquals(
+          429,
+          app.get(
+                  "/api/v1/report",
+                  "X-Forwarded-For",
+                  "198.51.100." + i,
+                  "Forwarded",
+                  "for=198.51.100." + i)
+              .statusCode());
     }
   }
 
@@ -158,21 +180,31 @@ class MemcachedEndToEndTest {
     assertEquals(429, app.get("/api/v1/report", "X-Api-Key", "live").statusCode());
 
     Files.writeString(rulesFile, RULES.replace("limit: 3, period: 10s", "limit: 30, period: 10s"));
-    assertTrue(MemcachedServer.await(Duration.ofSeconds(5),
-        () -> app.get("/api/v1/report", "X-Api-Key", "live").statusCode() == 200), "the edit took effect");
+    assertTrue(
+        MemcachedServer.await(
+            Duration.ofSeconds(5),
+            () -> app.get("/api/v1/report", "X-Api-Key", "live").statusCode() == 200),
+        "the edit took effect");
     assertEquals("30", header(app.get("/api/v1/report", "X-Api-Key", "live"), "X-RateLimit-Limit"));
 
     Files.writeString(rulesFile, "enabled: false\n" + RULES);
-    assertTrue(MemcachedServer.await(Duration.ofSeconds(5), () -> !app.feature.limiter().rules().enabled()),
+    assertTrue(
+        MemcachedServer.await(
+            Duration.ofSeconds(5), () -> !app.feature.limiter().rules().enabled()),
         "the kill switch from the file");
   }
 
   @Test
   void aBadEditIsIgnoredAndTheLastGoodRulesStay() throws Exception {
-    Files.writeString(rulesFile, RULES.replace("limit: 3, period: 10s", "limit: 3, period: 10 seconds"));
+    Files.writeString(
+        rulesFile, RULES.replace("limit: 3, period: 10s", "limit: 3, period: 10 seconds"));
     // The watcher checks every 100 ms; give it several chances to (wrongly) take the edit.
-    assertFalse(MemcachedServer.await(Duration.ofMillis(600),
-        () -> app.feature.limiter().rules().rule("per-key").orElseThrow().tiers().get(0).limit() != 3));
+    assertFalse(
+        MemcachedServer.await(
+            Duration.ofMillis(600),
+            () ->
+                app.feature.limiter().rules().rule("per-key").orElseThrow().tiers().get(0).limit()
+                    != 3));
     assertEquals(429, sendFour("bad-edit"), "still limited at 3");
   }
 
@@ -188,8 +220,14 @@ class MemcachedEndToEndTest {
     } finally {
       memcached.restart();
     }
-    assertTrue(MemcachedServer.await(Duration.ofSeconds(5),
-        () -> app.get("/api/v1/report", "X-Api-Key", "after").headers().firstValue("X-RateLimit-Limit").isPresent()),
+    assertTrue(
+        MemcachedServer.await(
+            Duration.ofSeconds(5),
+            () ->
+                app.get("/api/v1/report", "X-Api-Key", "after")
+                    .headers()
+                    .firstValue("X-RateLimit-Limit")
+                    .isPresent()),
         "limiting resumes");
   }
 

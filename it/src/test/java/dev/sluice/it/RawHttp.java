@@ -13,21 +13,29 @@ final class RawHttp {
 
   private RawHttp() {}
 
-  /** The status of {@code request} (the whole request text), or -1 when the server closed the connection. */
+  /**
+   * The status of {@code request} (the whole request text), or -1 when the server closed the
+   * connection.
+   */
   static int status(int port, String request) throws IOException {
     try (Socket s = new Socket("127.0.0.1", port)) {
       s.setSoTimeout(10_000);
       OutputStream out = s.getOutputStream();
       out.write(request.getBytes(StandardCharsets.UTF_8));
       out.flush();
-      String status = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1)).readLine();
+      String status =
+          new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1))
+              .readLine();
       return status == null ? -1 : Integer.parseInt(status.split(" ")[1]);
     } catch (java.net.SocketException e) {
       return -1;
     }
   }
 
-  /** The status of a request whose request line and headers are {@code head}; Host and Connection are added. */
+  /**
+   * The status of a request whose request line and headers are {@code head}; Host and Connection
+   * are added.
+   */
   static int status(int port, List<String> head) throws IOException {
     StringBuilder req = new StringBuilder(head.get(0)).append("\r\nHost: localhost\r\n");
     for (String h : head.subList(1, head.size())) {

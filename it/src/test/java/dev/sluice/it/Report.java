@@ -18,8 +18,12 @@ final class Report {
     System.out.println("[reliability] " + text);
     try {
       Files.createDirectories(FILE.getParent());
-      Files.writeString(FILE, text + System.lineSeparator(), StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      Files.writeString(
+          FILE,
+          text + System.lineSeparator(),
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.example.Demo;
 import dev.sluice.store.memcached.MemcachedServer;
 import java.io.File;
-import java.io.PrintStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -45,13 +45,21 @@ class SoakTest {
     long minutes = Long.getLong("sluice.soak.minutes", 10);
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     try (MemcachedServer memcached = MemcachedServer.start();
-        Demo demo = Demo.start(new Demo.Options().host("127.0.0.1").port(0).memcached(memcached.address()),
-            new PrintStream(OutputStream.nullOutputStream()))) {
+        Demo demo =
+            Demo.start(
+                new Demo.Options().host("127.0.0.1").port(0).memcached(memcached.address()),
+                new PrintStream(OutputStream.nullOutputStream()))) {
       String base = "http://127.0.0.1:" + demo.port();
-      String[][] calls = {{"GET", "/api/v1/report"}, {"POST", "/api/v1/lead/7"}, {"GET", "/v1/organizations/o%d/product/1"},
-          {"PUT", "/v1/organizations/o%d/product/2"}, {"GET", "/health"}};
+      String[][] calls = {
+        {"GET", "/api/v1/report"},
+        {"POST", "/api/v1/lead/7"},
+        {"GET", "/v1/organizations/o%d/product/1"},
+        {"PUT", "/v1/organizations/o%d/product/2"},
+        {"GET", "/health"}
+      };
       Map<Integer, Long> statuses = new ConcurrentHashMap<>();
-      java.util.concurrent.atomic.AtomicLong transportErrors = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicLong transportErrors =
+          new java.util.concurrent.atomic.AtomicLong();
       Map<String, Long> errorKinds = new ConcurrentHashMap<>();
       long end = System.nanoTime() + Duration.ofMinutes(minutes).toNanos();
       ExecutorService pool = Executors.newFixedThreadPool(8);
@@ -59,22 +67,34 @@ class SoakTest {
       try {
         List<Future<?>> work = new ArrayList<>();
         for (int t = 0; t < 8; t++) {
-          work.add(pool.submit(() -> {
-            ThreadLocalRandom r = ThreadLocalRandom.current();
-            while (System.nanoTime() < end) {
-              String[] c = calls[r.nextInt(calls.length)];
-              HttpRequest req = HttpRequest.newBuilder(URI.create(base + String.format(c[1], r.nextInt(20))))
-                  .header("X-Api-Key", "key-" + r.nextInt(50)).header("X-Customer-Id", "c" + r.nextInt(5))
-                  .method(c[0], HttpRequest.BodyPublishers.noBody()).build();
-              try {
-                statuses.merge(http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode(), 1L, Long::sum);
-              } catch (java.io.IOException e) {
-                transportErrors.incrementAndGet();
-                errorKinds.merge(c[0] + " " + e.getClass().getSimpleName() + ": " + e.getMessage(), 1L, Long::sum);
-              }
-            }
-            return null;
-          }));
+          work.add(
+              pool.submit(
+                  () -> {
+                    ThreadLocalRandom r = ThreadLocalRandom.current();
+                    while (System.nanoTime() < end) {
+                      String[] c = calls[r.nextInt(calls.length)];
+                      HttpRequest req =
+                          HttpRequest.newBuilder(
+                                  URI.create(base + String.format(c[1], r.nextInt(20))))
+                              .header("X-Api-Key", "key-" + r.nextInt(50))
+                              .header("X-Customer-Id", "c" + r.nextInt(5))
+                              .method(c[0], HttpRequest.BodyPublishers.noBody())
+                              .build();
+                      try {
+                        statuses.merge(
+                            http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode(),
+                            1L,
+                            Long::sum);
+                      } catch (java.io.IOException e) {
+                        transportErrors.incrementAndGet();
+                        errorKinds.merge(
+                            c[0] + " " + e.getClass().getSimpleName() + ": " + e.getMessage(),
+                            1L,
+                            Long::sum);
+                      }
+                    }
+                    return null;
+                  }));
         }
         while (System.nanoTime() < end) {
           samples.add(sample());
@@ -90,15 +110,34 @@ class SoakTest {
       long[] first = samples.get(1 < samples.size() - 1 ? 1 : 0);
       long[] last = samples.get(samples.size() - 1);
       long total = statuses.values().stream().mapToLong(Long::longValue).sum();
-      Report.line(String.format(Locale.ROOT, "soak, %d min, 8 threads, mixed load on the demo with memcached: %,d "
-          + "requests, statuses %s, transport errors %d %s; heap after GC %.1f → %.1f MB, threads %d → %d, open files %d → %d",
-          minutes, total, statuses, transportErrors.get(), errorKinds, first[0] / 1e6, last[0] / 1e6, first[1], last[1], first[2], last[2]));
+      Report.line(
+          String.format(
+              Locale.ROOT,
+              "soak, %d min, 8 threads, mixed load on the demo with memcached: %,d "
+                  + "requests, statuses %s, transport errors %d %s; heap after GC %.1f → %.1f MB, threads %d → %d, open files %d → %d",
+              minutes,
+              total,
+              statuses,
+              transportErrors.get(),
+              errorKinds,
+              first[0] / 1e6,
+              last[0] / 1e6,
+              first[1],
+              last[1],
+              first[2],
+              last[2]));
       // Every response must be a 200 or a 429. Apart from responses, about one request in four
       // million dies in a connection-reuse race between Grizzly and the JDK client ("header parser
-      // received no bytes" on a PUT/POST; GETs are retried by the client): bounded, so that a leak or
+      // received no bytes" on a PUT/POST; GETs are retried by the client): bounded, so that a leak
+      // or
       // a crash, which would fail many, still fails the soak.
-      assertTrue(transportErrors.get() <= Math.max(1, total / 1_000_000), "transport errors: " + errorKinds);
-      assertEquals(total, statuses.getOrDefault(200, 0L) + statuses.getOrDefault(429, 0L), "only 200s and 429s");
+      assertTrue(
+          transportErrors.get() <= Math.max(1, total / 1_000_000),
+          "transport errors: " + errorKinds);
+      assertEquals(
+          total,
+          statuses.getOrDefault(200, 0L) + statuses.getOrDefault(429, 0L),
+          "only 200s and 429s");
       assertTrue(last[0] < first[0] * 2 + 50_000_000L, "heap grew");
       assertTrue(last[1] <= first[1] + 10, "threads grew");
       assertTrue(last[2] <= first[2] + 50, "file descriptors grew");

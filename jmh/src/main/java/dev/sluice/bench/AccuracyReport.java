@@ -22,6 +22,7 @@ public final class AccuracyReport {
 
   static final long LIMIT = 100;
   static final long PERIOD = 10_000;
+
   /** A whole number of periods, so windows start at t = 0 of the simulation. */
   static final long EPOCH = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
 
@@ -32,7 +33,8 @@ public final class AccuracyReport {
   public static void main(String[] args) {
     long seed = args.length > 0 ? Long.parseLong(args[0]) : 20261121L;
     System.out.printf(Locale.ROOT, "Limit %d per %d s; seed %d.%n%n", LIMIT, PERIOD / 1000, seed);
-    System.out.println("| scenario | algorithm | requests | allowed | wrongly allowed | wrongly denied | wrong, > 10 % from the limit | mean rate error | worst overshoot |");
+    System.out.println(
+        "| scenario | algorithm | requests | allowed | wrongly allowed | wrongly denied | wrong, > 10 % from the limit | mean rate error | worst overshoot |");
     System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     SplittableRandom r = new SplittableRandom(seed);
     run("Poisson 0.5× limit, 100 clients", poisson(r.split(), 100, 0.5, 60));
@@ -108,7 +110,10 @@ public final class AccuracyReport {
     return events;
   }
 
-  /** Each client sends a limit's worth in the last second of a window and again in the first of the next. */
+  /**
+   * Each client sends a limit's worth in the last second of a window and again in the first of the
+   * next.
+   */
   static long[] adversarial(int clients, int periods) {
     long[] events = new long[clients * periods * (int) LIMIT];
     int n = 0;
@@ -137,23 +142,48 @@ public final class AccuracyReport {
     for (String algorithm : new String[] {"sliding", "fixed"}) {
       MutableClock clock = new MutableClock();
       InMemoryCounterStore store = InMemoryCounterStore.builder().clock(clock).build();
-      RateLimiter limiter = (algorithm.equals("sliding") ? RateLimiter.slidingWindow(store)
-          : RateLimiter.fixedWindow(store)).tier(LIMIT, Duration.ofMillis(PERIOD)).clock(clock).build();
+      RateLimiter limiter =
+          (algorithm.equals("sliding")
+                  ? RateLimiter.slidingWindow(store)
+                  : RateLimiter.fixedWindow(store))
+              .tier(LIMIT, Duration.ofMillis(PERIOD))
+              .clock(clock)
+              .build();
       Result res = replay(limiter, clock, events, clients);
-      System.out.printf(Locale.ROOT, "| %s | %s | %,d | %,d | %.3f %% | %.3f %% | %.4f %% | %.2f %% | %+.1f %% |%n",
-          scenario, algorithm, events.length, res.allowed,
-          100.0 * res.wronglyAllowed / events.length, 100.0 * res.wronglyDenied / events.length,
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %s | %,d | %,d | %.3f %% | %.3f %% | %.4f %% | %.2f %% | %+.1f %% |%n",
+          scenario,
+          algorithm,
+          events.length,
+          res.allowed,
+          100.0 * res.wronglyAllowed / events.length,
+          100.0 * res.wronglyDenied / events.length,
           100.0 * res.farWrong / events.length,
-          100.0 * res.rateError / events.length, 100.0 * (res.worstWindow - LIMIT) / LIMIT);
+          100.0 * res.rateError / events.length,
+          100.0 * (res.worstWindow - LIMIT) / LIMIT);
       if (populationSplit) {
-        split.append(String.format(Locale.ROOT, "- %s: the light 99 %% of clients sent %,d requests; %,d were misclassified (%.4f %%).%n",
-            algorithm, res.lightRequests, res.lightWrong, 100.0 * res.lightWrong / res.lightRequests));
+        split.append(
+            String.format(
+                Locale.ROOT,
+                "- %s: the light 99 %% of clients sent %,d requests; %,d were misclassified (%.4f %%).%n",
+                algorithm,
+                res.lightRequests,
+                res.lightWrong,
+                100.0 * res.lightWrong / res.lightRequests));
       }
     }
   }
 
-  record Result(long allowed, long wronglyAllowed, long wronglyDenied, long farWrong, double rateError,
-      long worstWindow, long lightRequests, long lightWrong) {}
+  record Result(
+      long allowed,
+      long wronglyAllowed,
+      long wronglyDenied,
+      long farWrong,
+      double rateError,
+      long worstWindow,
+      long lightRequests,
+      long lightWrong) {}
 
   static Result replay(RateLimiter limiter, MutableClock clock, long[] events, int clients) {
     @SuppressWarnings("unchecked")
@@ -197,8 +227,15 @@ public final class AccuracyReport {
       }
       rateError += Math.abs(d.used() - log.size()) / (double) LIMIT;
     }
-    return new Result(allowed, wronglyAllowed, wronglyDenied, farWrong, rateError, worst,
-        lightRequests, lightWrong);
+    return new Result(
+        allowed,
+        wronglyAllowed,
+        wronglyDenied,
+        farWrong,
+        rateError,
+        worst,
+        lightRequests,
+        lightWrong);
   }
 
   static final class MutableClock implements InstantSource {

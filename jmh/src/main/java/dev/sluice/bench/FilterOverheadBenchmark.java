@@ -46,7 +46,8 @@ public class FilterOverheadBenchmark {
   @Param({"none", "sluice-inmemory", "sluice-memcached"})
   public String filter;
 
-  private static final String RULES = """
+  private static final String RULES =
+      """
       rules:
         - id: report
           match: { methods: [GET], path: /api/v1/report }
@@ -62,8 +63,9 @@ public class FilterOverheadBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() throws Exception {
-    ResourceConfig app = new ResourceConfig(DemoResources.class)
-        .property("jersey.config.server.wadl.disableWadl", true);
+    ResourceConfig app =
+        new ResourceConfig(DemoResources.class)
+            .property("jersey.config.server.wadl.disableWadl", true);
     if (!filter.equals("none")) {
       if (filter.equals("sluice-memcached")) {
         String address = System.getProperty("sluice.memcached");
@@ -71,7 +73,11 @@ public class FilterOverheadBenchmark {
           server = MemcachedServer.start();
           address = server.address();
         }
-        store = MemcachedCounterStore.builder().servers(address).operationTimeout(Duration.ofMillis(50)).build();
+        store =
+            MemcachedCounterStore.builder()
+                .servers(address)
+                .operationTimeout(Duration.ofMillis(50))
+                .build();
       } else {
         store = InMemoryCounterStore.create();
       }
@@ -82,8 +88,10 @@ public class FilterOverheadBenchmark {
       keys[i] = "key-" + i;
     }
     ContainerResponse check = request();
-    if (check.getStatus() != 200 || (!filter.equals("none") && check.getHeaderString("X-RateLimit-Limit") == null)) {
-      throw new IllegalStateException(filter + ": status " + check.getStatus() + ", headers " + check.getStringHeaders());
+    if (check.getStatus() != 200
+        || (!filter.equals("none") && check.getHeaderString("X-RateLimit-Limit") == null)) {
+      throw new IllegalStateException(
+          filter + ": status " + check.getStatus() + ", headers " + check.getStringHeaders());
     }
   }
 
@@ -98,8 +106,14 @@ public class FilterOverheadBenchmark {
   }
 
   private ContainerResponse request() throws Exception {
-    ContainerRequest r = new ContainerRequest(URI.create("http://localhost/"),
-        URI.create("http://localhost/api/v1/report"), "GET", null, new MapPropertiesDelegate(), null);
+    ContainerRequest r =
+        new ContainerRequest(
+            URI.create("http://localhost/"),
+            URI.create("http://localhost/api/v1/report"),
+            "GET",
+            null,
+            new MapPropertiesDelegate(),
+            null);
     int i = next;
     next = i + 1 == keys.length ? 0 : i + 1;
     r.header("X-Api-Key", keys[i]);

@@ -64,24 +64,52 @@ public class InMemoryDecisionBenchmark {
     // Allow: a billion a second (the most Bucket4j accepts), never reached here.
     long limit = allow ? 1_000_000_000L : 1;
     Duration period = allow ? Duration.ofSeconds(1) : Duration.ofHours(1);
-    decide = switch (limiter) {
-      case "sluice-sliding" -> sluice(RateLimiter.slidingWindow(store()).tier(limit, period)
-          .denyCacheSize(denyCache()).build());
-      case "sluice-fixed" -> sluice(RateLimiter.fixedWindow(store()).tier(limit, period)
-          .denyCacheSize(denyCache()).build());
-      case "bucket4j" -> perKey(k -> Bucket.builder()
-          .addLimit(Bandwidth.builder().capacity(limit).refillGreedy(limit, period).build()).build(),
-          b -> b.tryConsume(1));
-      case "resilience4j" -> perKey(k -> new AtomicRateLimiter(k, RateLimiterConfig.custom()
-          .limitForPeriod((int) Math.min(Integer.MAX_VALUE, limit)).limitRefreshPeriod(period)
-          .timeoutDuration(Duration.ZERO).build()), AtomicRateLimiter::acquirePermission);
-      case "guava" -> perKey(k -> com.google.common.util.concurrent.RateLimiter.create(
-          allow ? 1e9 : 1e-9), com.google.common.util.concurrent.RateLimiter::tryAcquire);
-      default -> throw new IllegalArgumentException(limiter);
-    };
-    // Every key takes its first permit before measuring: on the reject path it is then over its limit.
+    decide =
+        switch (limiter) {
+          case "sluice-sliding" ->
+              sluice(
+                  RateLimiter.slidingWindow(store())
+                      .tier(limit, period)
+                      .denyCacheSize(denyCache())
+                      .build());
+          case "sluice-fixed" ->
+              sluice(
+                  RateLimiter.fixedWindow(store())
+                      .tier(limit, period)
+                      .denyCacheSize(denyCache())
+                      .build());
+          case "bucket4j" ->
+              perKey(
+                  k ->
+                      Bucket.builder()
+                          .addLimit(
+                              Bandwidth.builder()
+                                  .capacity(limit)
+                                  .refillGreedy(limit, period)
+                                  .build())
+                          .build(),
+                  b -> b.tryConsume(1));
+          case "resilience4j" ->
+              perKey(
+                  k ->
+                      new AtomicRateLimiter(
+                          k,
+                          RateLimiterConfig.custom()
+                              .limitForPeriod((int) Math.min(Integer.MAX_VALUE, limit))
+                              .limitRefreshPeriod(period)
+                              .timeoutDuration(Duration.ZERO)
+                              .build()),
+                  AtomicRateLimiter::acquirePermission);
+          case "guava" ->
+              perKey(
+                  k -> com.google.common.util.concurrent.RateLimiter.create(allow ? 1e9 : 1e-9),
+                  com.google.common.util.concurrent.RateLimiter::tryAcquire);
+          default -> throw new IllegalArgumentException(limiter);
+        };
+    // Every key takes its first permit before measuring: on the reject path it is then over its
+    // limit.
     for (String k : names) {
-      decide.test(k);
+      boolean unused = decide.test(k);
     }
     if (!allow && decide.test(names[0])) {
       throw new IllegalStateException(limiter + " should reject");
@@ -104,7 +132,8 @@ public class InMemoryDecisionBenchmark {
     return k -> l.tryAcquire(k).allowed();
   }
 
-  private static <T> Predicate<String> perKey(java.util.function.Function<String, T> create, Predicate<T> acquire) {
+  private static <T> Predicate<String> perKey(
+      java.util.function.Function<String, T> create, Predicate<T> acquire) {
     ConcurrentHashMap<String, T> map = new ConcurrentHashMap<>();
     return k -> acquire.test(map.computeIfAbsent(k, create));
   }

@@ -54,18 +54,37 @@ public class MemcachedDecisionBenchmark {
       server = MemcachedServer.start();
       address = server.address();
     }
-    store = MemcachedCounterStore.builder().servers(address).operationTimeout(Duration.ofMillis(50)).build();
-    raw = new MemcachedClient(new ConnectionFactoryBuilder()
-        .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH).setFailureMode(FailureMode.Cancel)
-        .setUseNagleAlgorithm(false).setDaemon(true).build(), AddrUtil.getAddresses(address));
+    store =
+        MemcachedCounterStore.builder()
+            .servers(address)
+            .operationTimeout(Duration.ofMillis(50))
+            .build();
+    raw =
+        new MemcachedClient(
+            new ConnectionFactoryBuilder()
+                .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+                .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+                .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+                .setFailureMode(FailureMode.Cancel)
+                .setUseNagleAlgorithm(false)
+                .setDaemon(true)
+                .build(),
+            AddrUtil.getAddresses(address));
     long high = 1_000_000_000L;
     oneTier = RateLimiter.slidingWindow(store).id("one").tier(high, Duration.ofSeconds(1)).build();
-    twoTiers = RateLimiter.slidingWindow(store).id("two").tier(high, Duration.ofSeconds(1))
-        .tier(high, Duration.ofMinutes(1)).build();
-    threeTiers = RateLimiter.slidingWindow(store).id("three").tier(high, Duration.ofSeconds(1))
-        .tier(high, Duration.ofMinutes(1)).tier(high, Duration.ofHours(1)).build();
+    twoTiers =
+        RateLimiter.slidingWindow(store)
+            .id("two")
+            .tier(high, Duration.ofSeconds(1))
+            .tier(high, Duration.ofMinutes(1))
+            .build();
+    threeTiers =
+        RateLimiter.slidingWindow(store)
+            .id("three")
+            .tier(high, Duration.ofSeconds(1))
+            .tier(high, Duration.ofMinutes(1))
+            .tier(high, Duration.ofHours(1))
+            .build();
     for (int i = 0; i < keys.length; i++) {
       keys[i] = "client-" + i;
     }

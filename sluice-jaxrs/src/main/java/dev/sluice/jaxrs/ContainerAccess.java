@@ -50,9 +50,10 @@ final class ContainerAccess implements ContainerLifecycleListener {
     }
   }
 
-  static final String HOW_TO = "SluiceFeature cannot find the client's address on this container; supply it with "
-      + "SluiceFeature.builder(store).remoteAddress(ctx -> ...) (for example from a request property your "
-      + "container filter sets), or key no rule on 'ip'";
+  static final String HOW_TO =
+      "SluiceFeature cannot find the client's address on this container; supply it with "
+          + "SluiceFeature.builder(store).remoteAddress(ctx -> ...) (for example from a request property your "
+          + "container filter sets), or key no rule on 'ip'";
 
   private final InjectionManager injection;
   private final Function<ContainerRequestContext, String> custom;
@@ -62,9 +63,13 @@ final class ContainerAccess implements ContainerLifecycleListener {
   private volatile MethodHandle remoteAddr;
   private volatile MethodHandle contextPath;
   private volatile boolean started;
-  private final java.util.concurrent.atomic.AtomicBoolean warned = new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicBoolean warned =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
-  ContainerAccess(InjectionManager injection, Function<ContainerRequestContext, String> custom, RequestLimiter limiter) {
+  ContainerAccess(
+      InjectionManager injection,
+      Function<ContainerRequestContext, String> custom,
+      RequestLimiter limiter) {
     this.injection = injection;
     this.custom = custom;
     this.limiter = limiter;
@@ -84,10 +89,15 @@ final class ContainerAccess implements ContainerLifecycleListener {
     this.kind = k;
     this.started = true;
     if (k == Kind.UNKNOWN && custom == null && limiter.keysOnClientAddress()) {
-      throw new IllegalStateException(HOW_TO + " (container: " + container.getClass().getName() + ")");
+      throw new IllegalStateException(
+          HOW_TO + " (container: " + container.getClass().getName() + ")");
     }
-    LOG.info("rate limit rules in force (client address from {}):\n{}",
-        custom != null ? "the configured function" : k == Kind.UNKNOWN ? "nowhere: no rule keys on ip" : k, limiter);
+    LOG.info(
+        "rate limit rules in force (client address from {}):\n{}",
+        custom != null
+            ? "the configured function"
+            : k == Kind.UNKNOWN ? "nowhere: no rule keys on ip" : k,
+        limiter);
   }
 
   private void bind(Kind k, ClassLoader loader) throws ReflectiveOperationException {
@@ -102,8 +112,10 @@ final class ContainerAccess implements ContainerLifecycleListener {
     }
     this.remoteAddr = addr.asType(MethodType.methodType(String.class, Object.class));
     if (k == Kind.SERVLET) {
-      this.contextPath = lookup.findVirtual(type, "getContextPath", MethodType.methodType(String.class))
-          .asType(MethodType.methodType(String.class, Object.class));
+      this.contextPath =
+          lookup
+              .findVirtual(type, "getContextPath", MethodType.methodType(String.class))
+              .asType(MethodType.methodType(String.class, Object.class));
     }
     this.requestType = type;
   }

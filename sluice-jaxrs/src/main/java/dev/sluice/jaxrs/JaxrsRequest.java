@@ -51,7 +51,8 @@ final class JaxrsRequest implements RequestInfo {
 
   @Override
   public String principal() {
-    Principal p = ctx.getSecurityContext() == null ? null : ctx.getSecurityContext().getUserPrincipal();
+    Principal p =
+        ctx.getSecurityContext() == null ? null : ctx.getSecurityContext().getUserPrincipal();
     return p == null ? null : p.getName();
   }
 

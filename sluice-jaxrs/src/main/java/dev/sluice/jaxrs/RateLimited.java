@@ -31,8 +31,8 @@ public @interface RateLimited {
 
   /**
    * Key sources in order; the first that yields a value wins. By default the authenticated user,
-   * else the client address: nothing a client can invent. Name a header only once an
-   * authentication filter has validated it.
+   * else the client address: nothing a client can invent. Name a header only once an authentication
+   * filter has validated it.
    */
   String[] key() default {"user", "ip"};
 

@@ -38,7 +38,8 @@ final class RateLimitedFeature implements DynamicFeature {
   public void configure(ResourceInfo resource, FeatureContext context) {
     Method m = resource.getResourceMethod();
     Class<?> type = resource.getResourceClass();
-    List<RateLimited> limits = new ArrayList<>(List.of(type.getAnnotationsByType(RateLimited.class)));
+    List<RateLimited> limits =
+        new ArrayList<>(List.of(type.getAnnotationsByType(RateLimited.class)));
     limits.addAll(List.of(m.getAnnotationsByType(RateLimited.class)));
     if (limits.isEmpty()) {
       return;
@@ -51,9 +52,11 @@ final class RateLimitedFeature implements DynamicFeature {
       String where = type.getSimpleName() + "." + m.getName() + " @RateLimited[" + i++ + "]";
       Duration period = Periods.parse(l.period());
       if (period == null) {
-        throw new IllegalStateException(where + ": bad period '" + l.period() + "' (use e.g. 500ms, 10s, 5m, 1h)");
+        throw new IllegalStateException(
+            where + ": bad period '" + l.period() + "' (use e.g. 500ms, 10s, 5m, 1h)");
       }
-      String id = l.id().isEmpty() ? (httpMethod == null ? "*" : httpMethod) + " " + template : l.id();
+      String id =
+          l.id().isEmpty() ? (httpMethod == null ? "*" : httpMethod) + " " + template : l.id();
       if (limits.size() > 1 && l.id().isEmpty()) {
         id = id + " " + l.limit() + "/" + l.period();
       }
@@ -61,8 +64,12 @@ final class RateLimitedFeature implements DynamicFeature {
         // The path is for display and path keys: Jersey has already routed the request here, so a
         // bound rule applies to every path the method serves, whatever regular expression its
         // template holds.
-        Rule.Builder b = Rule.builder(id).path(pattern(template)).key(l.key()).algorithm(l.algorithm())
-            .tier(l.limit(), period);
+        Rule.Builder b =
+            Rule.builder(id)
+                .path(pattern(template))
+                .key(l.key())
+                .algorithm(l.algorithm())
+                .tier(l.limit(), period);
         if (httpMethod != null) {
           b.methods(httpMethod);
         }
@@ -75,7 +82,8 @@ final class RateLimitedFeature implements DynamicFeature {
     try {
       binding = limiter.bind(rules);
     } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(type.getSimpleName() + "." + m.getName() + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          type.getSimpleName() + "." + m.getName() + ": " + e.getMessage(), e);
     }
     context.register(new Filter(limiter, binding, container), Priorities.AUTHENTICATION + 60);
   }
@@ -154,7 +162,10 @@ final class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      Responses.apply(limiter, () -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx)), ctx);
+      Responses.apply(
+          limiter,
+          () -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx)),
+          ctx);
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {
@@ -163,11 +174,12 @@ final class RateLimitedFeature implements DynamicFeature {
         return Map.of();
       }
       Map<String, String> out = new HashMap<>(params.size() * 2);
-      params.forEach((k, v) -> {
-        if (!v.isEmpty()) {
-          out.put(k, v.get(0));
-        }
-      });
+      params.forEach(
+          (k, v) -> {
+            if (!v.isEmpty()) {
+              out.put(k, v.get(0));
+            }
+          });
       return out;
     }
   }

@@ -18,7 +18,9 @@ final class Responses {
 
   private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
 
-  /** The request property that carries the decision from the request filter to the response filter. */
+  /**
+   * The request property that carries the decision from the request filter to the response filter.
+   */
   static final String DECISION = "dev.sluice.decision";
 
   private Responses() {}
@@ -27,7 +29,8 @@ final class Responses {
    * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
    * limiter fails open on its own errors, and an error here lets the request through.
    */
-  static void apply(RequestLimiter limiter, Supplier<Decision> decide, ContainerRequestContext ctx) {
+  static void apply(
+      RequestLimiter limiter, Supplier<Decision> decide, ContainerRequestContext ctx) {
     try {
       Decision d = decide.get();
       if (d == null) {
@@ -38,8 +41,10 @@ final class Responses {
         ctx.setProperty(DECISION, d);
       }
       if (!d.allowed()) {
-        Response.ResponseBuilder r = Response.status(RateLimitHeaders.status(d))
-            .type(RateLimitHeaders.PROBLEM_JSON).entity(RateLimitHeaders.problem(d));
+        Response.ResponseBuilder r =
+            Response.status(RateLimitHeaders.status(d))
+                .type(RateLimitHeaders.PROBLEM_JSON)
+                .entity(RateLimitHeaders.problem(d));
         for (Map.Entry<String, String> h : headers(limiter, d)) {
           r.header(h.getKey(), h.getValue());
         }
@@ -51,7 +56,8 @@ final class Responses {
   }
 
   /** Adds the decision's headers to a response that does not carry them yet. */
-  static void addHeaders(RequestLimiter limiter, Decision d, MultivaluedMap<String, Object> headers) {
+  static void addHeaders(
+      RequestLimiter limiter, Decision d, MultivaluedMap<String, Object> headers) {
     try {
       for (Map.Entry<String, String> h : headers(limiter, d)) {
         if (!headers.containsKey(h.getKey())) {

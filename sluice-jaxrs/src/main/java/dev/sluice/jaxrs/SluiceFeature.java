@@ -25,20 +25,21 @@ import org.glassfish.jersey.InjectionManagerProvider;
  * register(SluiceFeature.fromYaml(Path.of("rules.yaml"), store));
  * }</pre>
  *
- * <p>Rules from the rules set are enforced before resource matching; {@link RateLimited} on resources
- * after it. Every limited response carries the rate-limit headers; a rejected one is a 429 (503 when
- * the store failed and the rule fails closed) with a problem+json body. The rules file is watched
- * and a valid edit takes effect at once; {@link #limiter()} gives the runtime switches.
+ * <p>Rules from the rules set are enforced before resource matching; {@link RateLimited} on
+ * resources after it. Every limited response carries the rate-limit headers; a rejected one is a
+ * 429 (503 when the store failed and the rule fails closed) with a problem+json body. The rules
+ * file is watched and a valid edit takes effect at once; {@link #limiter()} gives the runtime
+ * switches.
  *
  * <p>JAX-RS has no standard way to read the client's address, so the feature reads it from the
  * container underneath Jersey: Grizzly, Jetty, or any servlet container. Elsewhere, pass {@link
  * Builder#remoteAddress}; without it, start-up fails if a rule keys on {@code ip}, rather than let
  * every anonymous request through unlimited.
  *
- * <p>Rule paths are matched against the path below the context path: under a servlet container
- * the request URI without the servlet context path (so a Jersey servlet mapped at {@code /v1/*}
- * sees {@code /v1/api/hello}, as the servlet filter does); on a standalone server, the path below
- * the application's base URI.
+ * <p>Rule paths are matched against the path below the context path: under a servlet container the
+ * request URI without the servlet context path (so a Jersey servlet mapped at {@code /v1/*} sees
+ * {@code /v1/api/hello}, as the servlet filter does); on a standalone server, the path below the
+ * application's base URI.
  */
 public final class SluiceFeature implements Feature, AutoCloseable {
 
@@ -49,7 +50,8 @@ public final class SluiceFeature implements Feature, AutoCloseable {
   private SluiceFeature(Builder b, RuleSet rules) {
     this.config = b;
     this.limiter = limiter(b, rules);
-    this.watcher = b.rulesFile == null ? null : RulesFile.watch(b.rulesFile, limiter, b.watchInterval);
+    this.watcher =
+        b.rulesFile == null ? null : RulesFile.watch(b.rulesFile, limiter, b.watchInterval);
   }
 
   /**
@@ -73,8 +75,9 @@ public final class SluiceFeature implements Feature, AutoCloseable {
 
   @Override
   public boolean configure(FeatureContext context) {
-    ContainerAccess container = new ContainerAccess(InjectionManagerProvider.getInjectionManager(context),
-        config.remoteAddress, limiter);
+    ContainerAccess container =
+        new ContainerAccess(
+            InjectionManagerProvider.getInjectionManager(context), config.remoteAddress, limiter);
     context.register(container);
     context.register(new SluiceRequestFilter(limiter, container), Priorities.AUTHENTICATION + 50);
     context.register(new SluiceResponseFilter(limiter), Priorities.HEADER_DECORATOR);
@@ -96,8 +99,11 @@ public final class SluiceFeature implements Feature, AutoCloseable {
 
   /** Configures a {@link SluiceFeature}. */
   public static final class Builder {
-    /** The feature's one limiter, for the rules file and every annotated method, is built from it. */
+    /**
+     * The feature's one limiter, for the rules file and every annotated method, is built from it.
+     */
     private final RequestLimiter.Builder limiter;
+
     private RuleSet rules = RuleSet.builder().build();
     private Path rulesFile;
     private Duration watchInterval = Duration.ofSeconds(1);
@@ -151,10 +157,10 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     }
 
     /**
-     * How to find the peer's address in a request, where the feature cannot find it in the container
-     * (see the class comment); for example {@code ctx -> (String) ctx.getProperty("peer")} with a
-     * filter of yours that sets it. This is the peer, not the client: trusted proxies are still
-     * resolved from the rules' forwarding header.
+     * How to find the peer's address in a request, where the feature cannot find it in the
+     * container (see the class comment); for example {@code ctx -> (String)
+     * ctx.getProperty("peer")} with a filter of yours that sets it. This is the peer, not the
+     * client: trusted proxies are still resolved from the rules' forwarding header.
      */
     public Builder remoteAddress(Function<ContainerRequestContext, String> remoteAddress) {
       this.remoteAddress = Objects.requireNonNull(remoteAddress, "remoteAddress");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.RequestLimiter;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
@@ -12,7 +13,6 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.Application;
 import jakarta.ws.rs.core.Response;
-import dev.sluice.RequestLimiter;
 import org.glassfish.jersey.server.ApplicationHandler;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.server.spi.Container;
@@ -36,8 +36,11 @@ class RateLimitedRulesTest extends JerseyTest {
 
   @Override
   protected Application configure() {
-    feature = SluiceFeature.builder(new ReferenceCounterStore()).clock(new FakeClock())
-        .rules(YamlRules.parse("rules: []\n", "empty.yaml")).build();
+    feature =
+        SluiceFeature.builder(new ReferenceCounterStore())
+            .clock(new FakeClock())
+            .rules(YamlRules.parse("rules: []\n", "empty.yaml"))
+            .build();
     return new ResourceConfig(Api.class).register(feature);
   }
 
@@ -70,8 +73,15 @@ class RateLimitedRulesTest extends JerseyTest {
 
   @Test
   void aReloadCannotTakeABoundRulesId() {
-    assertThrows(IllegalArgumentException.class, () -> feature.limiter().update(YamlRules.parse(
-        "rules: [ { id: limited, tiers: [ { limit: 1, period: 1s } ] } ]\n", "clash.yaml")));
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            feature
+                .limiter()
+                .update(
+                    YamlRules.parse(
+                        "rules: [ { id: limited, tiers: [ { limit: 1, period: 1s } ] } ]\n",
+                        "clash.yaml")));
   }
 
   /** A container the feature does not know. */
@@ -95,14 +105,26 @@ class RateLimitedRulesTest extends JerseyTest {
 
   @Test
   void startUpFailsWhenNoClientAddressCanBeFoundAndARuleKeysOnIp() {
-    RequestLimiter ip = RequestLimiter.builder(new ReferenceCounterStore()).rules(YamlRules.parse(
-        "rules: [ { id: r, key: [ip], tiers: [ { limit: 1, period: 1s } ] } ]\n", "ip.yaml")).build();
-    IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> new ContainerAccess(null, null, ip).onStartup(new Unknown()));
+    RequestLimiter ip =
+        RequestLimiter.builder(new ReferenceCounterStore())
+            .rules(
+                YamlRules.parse(
+                    "rules: [ { id: r, key: [ip], tiers: [ { limit: 1, period: 1s } ] } ]\n",
+                    "ip.yaml"))
+            .build();
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> new ContainerAccess(null, null, ip).onStartup(new Unknown()));
     assertTrue(e.getMessage().contains("remoteAddress(ctx -> ...)"), e.getMessage());
 
-    RequestLimiter header = RequestLimiter.builder(new ReferenceCounterStore()).rules(YamlRules.parse(
-        "rules: [ { id: r, key: [header:X-Client], tiers: [ { limit: 1, period: 1s } ] } ]\n", "h.yaml")).build();
+    RequestLimiter header =
+        RequestLimiter.builder(new ReferenceCounterStore())
+            .rules(
+                YamlRules.parse(
+                    "rules: [ { id: r, key: [header:X-Client], tiers: [ { limit: 1, period: 1s } ] } ]\n",
+                    "h.yaml"))
+            .build();
     new ContainerAccess(null, null, header).onStartup(new Unknown());
     new ContainerAccess(null, ctx -> "192.0.2.1", ip).onStartup(new Unknown());
   }

@@ -57,9 +57,17 @@ class SluiceFeatureTest extends JerseyTest {
   protected Application configure() {
     clock = new FakeClock();
     // The in-memory test container has no peer address: the test header stands in for it.
-    feature = SluiceFeature.builder(new ReferenceCounterStore()).clock(clock)
-        .remoteAddress(ctx -> ctx.getHeaderString("X-Test-Peer") == null ? "192.0.2.1" : ctx.getHeaderString("X-Test-Peer"))
-        .rules(YamlRules.parse("""
+    feature =
+        SluiceFeature.builder(new ReferenceCounterStore())
+            .clock(clock)
+            .remoteAddress(
+                ctx ->
+                    ctx.getHeaderString("X-Test-Peer") == null
+                        ? "192.0.2.1"
+                        : ctx.getHeaderString("X-Test-Peer"))
+            .rules(
+                YamlRules.parse(
+                    """
         trustedProxies: [10.0.0.0/8]
         rules:
           - id: report
@@ -76,7 +84,9 @@ class SluiceFeatureTest extends JerseyTest {
             key: [ip]
             tiers: [ { limit: 1, period: 1h } ]
             shadow: true
-        """, "test-rules.yaml")).build();
+        """,
+                    "test-rules.yaml"))
+            .build();
     return new ResourceConfig(Api.class).register(feature);
   }
 
@@ -127,10 +137,13 @@ class SluiceFeatureTest extends JerseyTest {
     Response r = get("v1/organizations/acme/product/1", null);
     assertEquals("2", r.getHeaderString("X-RateLimit-Limit"));
     assertEquals("1", r.getHeaderString("X-RateLimit-Remaining"));
-    assertEquals("\"get-product-1m\";q=100;w=60, \"get-product-1s\";q=2;w=1", r.getHeaderString("RateLimit-Policy"),
+    assertEquals(
+        "\"get-product-1m\";q=100;w=60, \"get-product-1s\";q=2;w=1",
+        r.getHeaderString("RateLimit-Policy"),
         "the shadow rule is not advertised");
     assertEquals(200, get("v1/organizations/acme/product/2", null).getStatus());
-    assertEquals(429, get("v1/organizations/acme/product/3", null).getStatus(), "same org, any product");
+    assertEquals(
+        429, get("v1/organizations/acme/product/3", null).getStatus(), "same org, any product");
     assertEquals(200, get("v1/organizations/other/product/3", null).getStatus());
   }
 
@@ -152,12 +165,20 @@ class SluiceFeatureTest extends JerseyTest {
       target("api/v1/report").request().header("X-Test-Peer", "203.0.113.5").get();
     }
     for (int i = 0; i < 10; i++) {
-      Response r = target("api/v1/report").request().header("X-Test-Peer", "203.0.113.5")
-          .header("X-Forwarded-For", "198.51.100." + i).get();
+      Response r =
+          target("api/v1/report")
+              .request()
+              .header("X-Test-Peer", "203.0.113.5")
+              .header("X-Forwarded-For", "198.51.100." + i)
+              .get();
       assertEquals(429, r.getStatus(), "spoof " + i);
     }
-    Response viaProxy = target("api/v1/report").request().header("X-Test-Peer", "10.1.1.1")
-        .header("X-Forwarded-For", "198.51.100.1").get();
+    Response viaProxy =
+        target("api/v1/report")
+            .request()
+            .header("X-Test-Peer", "10.1.1.1")
+            .header("X-Forwarded-For", "198.51.100.1")
+            .get();
     assertEquals(200, viaProxy.getStatus(), "a trusted proxy's header names a new client");
   }
 
@@ -175,11 +196,15 @@ class SluiceFeatureTest extends JerseyTest {
     Response r = get("api/v1/report", "kill");
     assertEquals(200, r.getStatus());
     assertNull(r.getHeaderString("X-RateLimit-Limit"));
-    assertEquals(200, get("annotated/9", "kill").getStatus(), "the kill switch covers annotations too");
+    assertEquals(
+        200, get("annotated/9", "kill").getStatus(), "the kill switch covers annotations too");
     feature.limiter().setEnabled(true);
     assertEquals(429, get("api/v1/report", "kill").getStatus());
     for (int i = 0; i < 5; i++) {
-      assertEquals(200, get("v1/organizations/o" + i + "/product/1", null).getStatus(), "dark rule (1/h) never rejects");
+      assertEquals(
+          200,
+          get("v1/organizations/o" + i + "/product/1", null).getStatus(),
+          "dark rule (1/h) never rejects");
     }
   }
 }

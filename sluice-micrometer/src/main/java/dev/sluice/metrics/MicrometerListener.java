@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Counts decisions in Micrometer: {@code sluice.requests} tagged {@code rule} and {@code outcome}
  * ({@code allowed}, {@code rejected}, {@code shadow-rejected}, {@code failed-open}, {@code
- * failed-closed}), counts the limiter's own failures (a key source or quota resolver that threw)
- * as {@code sluice.errors} tagged {@code exception}, and times store calls as {@code
- * sluice.store.calls}. Needs micrometer-core on the
- * class path (an optional dependency of this module). Thread-safe.
+ * failed-closed}), counts the limiter's own failures (a key source or quota resolver that threw) as
+ * {@code sluice.errors} tagged {@code exception}, and times store calls as {@code
+ * sluice.store.calls}. Needs micrometer-core on the class path (an optional dependency of this
+ * module). Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
 
@@ -28,8 +28,10 @@ public final class MicrometerListener implements DecisionListener {
 
   public MicrometerListener(MeterRegistry registry) {
     this.registry = registry;
-    this.storeCalls = Timer.builder("sluice.store.calls").description("Counter store calls, one per decision")
-        .register(registry);
+    this.storeCalls =
+        Timer.builder("sluice.store.calls")
+            .description("Counter store calls, one per decision")
+            .register(registry);
   }
 
   @Override
@@ -49,9 +51,16 @@ public final class MicrometerListener implements DecisionListener {
   @Override
   public void onError(Throwable error) {
     String type = error.getClass().getSimpleName();
-    counters.computeIfAbsent("\u0001" + type, k -> Counter.builder("sluice.errors")
-        .description("Decisions that failed with an exception and were decided as on a store failure")
-        .tag("exception", type).register(registry)).increment();
+    counters
+        .computeIfAbsent(
+            "\u0001" + type,
+            k ->
+                Counter.builder("sluice.errors")
+                    .description(
+                        "Decisions that failed with an exception and were decided as on a store failure")
+                    .tag("exception", type)
+                    .register(registry))
+        .increment();
   }
 
   private static String outcome(String rule, Decision d) {
@@ -70,8 +79,15 @@ public final class MicrometerListener implements DecisionListener {
   }
 
   private void count(String rule, String outcome) {
-    counters.computeIfAbsent(rule + '\u0000' + outcome, k -> Counter.builder("sluice.requests")
-        .description("Rate-limited requests by rule and outcome").tag("rule", rule).tag("outcome", outcome)
-        .register(registry)).increment();
+    counters
+        .computeIfAbsent(
+            rule + '\u0000' + outcome,
+            k ->
+                Counter.builder("sluice.requests")
+                    .description("Rate-limited requests by rule and outcome")
+                    .tag("rule", rule)
+                    .tag("outcome", outcome)
+                    .register(registry))
+        .increment();
   }
 }

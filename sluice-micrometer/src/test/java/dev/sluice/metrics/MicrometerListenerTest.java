@@ -52,21 +52,32 @@ class MicrometerListenerTest {
 
   @Test
   void countsEachRulesOutcomeAndTimesStoreCalls() {
-    RequestLimiter l = RequestLimiter.builder(store).clock(new FakeClock()).listener(new MicrometerListener(registry))
-        .rules(YamlRules.parse("""
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .clock(new FakeClock())
+            .listener(new MicrometerListener(registry))
+            .rules(
+                YamlRules.parse(
+                    """
             defaults: { key: ip }
             rules:
               - { id: strict, tiers: [ { limit: 2, period: 1m } ] }
               - { id: dark, shadow: true, tiers: [ { limit: 1, period: 1m } ] }
-            """, "m.yaml")).build();
+            """,
+                    "m.yaml"))
+            .build();
     for (int i = 0; i < 4; i++) {
       l.decide(request("192.0.2.9"));
     }
     assertEquals(2, count("strict", "allowed"));
     assertEquals(2, count("strict", "rejected"), "one counted by the store, one by the deny cache");
     assertEquals(1, count("dark", "allowed"));
-    assertEquals(2, count("dark", "shadow-rejected"), "requests 2 and 3; the 4th never reached the store");
-    assertEquals(3, registry.find("sluice.store.calls").timer().count(), "the cached reject made no store call");
+    assertEquals(
+        2, count("dark", "shadow-rejected"), "requests 2 and 3; the 4th never reached the store");
+    assertEquals(
+        3,
+        registry.find("sluice.store.calls").timer().count(),
+        "the cached reject made no store call");
     store.failWith(new IllegalStateException("down"));
     l.decide(request("192.0.2.10"));
     assertEquals(1, count("strict", "failed-open"));
@@ -75,16 +86,25 @@ class MicrometerListenerTest {
 
   @Test
   void aFailureInsideADecisionIsCountedAndFailsOpen() {
-    RequestLimiter l = RequestLimiter.builder(store).clock(new FakeClock()).listener(new MicrometerListener(registry))
-        .quotaResolver((request, rule) -> {
-          throw new IllegalStateException("resolver bug");
-        })
-        .rules(YamlRules.parse("rules: [ { id: r, key: [ip], tiers: [ { limit: 1, period: 1m } ] } ]\n", "e.yaml"))
-        .build();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .clock(new FakeClock())
+            .listener(new MicrometerListener(registry))
+            .quotaResolver(
+                (request, rule) -> {
+                  throw new IllegalStateException("resolver bug");
+                })
+            .rules(
+                YamlRules.parse(
+                    "rules: [ { id: r, key: [ip], tiers: [ { limit: 1, period: 1m } ] } ]\n",
+                    "e.yaml"))
+            .build();
     for (int i = 0; i < 3; i++) {
       assertTrue(l.decide(request("192.0.2.11")).allowed());
     }
-    assertEquals(3, registry.find("sluice.errors").tag("exception", "IllegalStateException").counter().count());
+    assertEquals(
+        3,
+        registry.find("sluice.errors").tag("exception", "IllegalStateException").counter().count());
     assertEquals(3, count("r", "failed-open"));
   }
 }

@@ -71,8 +71,9 @@ public final class SluiceFilter implements Filter {
     }
     String rules = config.getInitParameter("rules");
     if (rules == null) {
-      throw new ServletException("SluiceFilter needs the init parameter 'rules' (a file, or classpath:NAME), "
-          + "or a RequestLimiter");
+      throw new ServletException(
+          "SluiceFilter needs the init parameter 'rules' (a file, or classpath:NAME), "
+              + "or a RequestLimiter");
     }
     String store = config.getInitParameter("store");
     Map<String, String> settings = new HashMap<>();
@@ -83,15 +84,23 @@ public final class SluiceFilter implements Filter {
     }
     RuleSet ruleSet;
     try {
-      ruleSet = rules.startsWith("classpath:") ? YamlRules.loadResource(rules.substring(10)) : YamlRules.load(Path.of(rules));
+      ruleSet =
+          rules.startsWith("classpath:")
+              ? YamlRules.loadResource(rules.substring(10))
+              : YamlRules.load(Path.of(rules));
     } catch (RuntimeException e) {
       throw new ServletException("SluiceFilter: " + e.getMessage(), e);
     }
     try {
-      created = CounterStoreProvider.create(store == null ? "in-memory" : store.trim(), settings,
-          Thread.currentThread().getContextClassLoader());
+      created =
+          CounterStoreProvider.create(
+              store == null ? "in-memory" : store.trim(),
+              settings,
+              Thread.currentThread().getContextClassLoader());
     } catch (RuntimeException e) {
-      throw new ServletException("SluiceFilter: store " + (store == null ? "in-memory" : store) + ": " + e.getMessage(), e);
+      throw new ServletException(
+          "SluiceFilter: store " + (store == null ? "in-memory" : store) + ": " + e.getMessage(),
+          e);
     }
     limiter = RequestLimiter.builder(created).rules(ruleSet).build();
     if (!rules.startsWith("classpath:")) {
@@ -108,7 +117,8 @@ public final class SluiceFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
       throws IOException, ServletException {
-    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+    if (!(req instanceof HttpServletRequest request)
+        || !(res instanceof HttpServletResponse response)) {
       chain.doFilter(req, res);
       return;
     }
@@ -118,12 +128,14 @@ public final class SluiceFilter implements Filter {
       d = l.decide(new ServletRequestInfo(request));
       if (d != null) {
         RuleSet rules = l.rules();
-        for (Map.Entry<String, String> h : RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), l.clock().millis())) {
+        for (Map.Entry<String, String> h :
+            RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), l.clock().millis())) {
           response.setHeader(h.getKey(), h.getValue());
         }
       }
     } catch (RuntimeException e) {
-      // The limiter fails open on its own errors; this is the last guard, never the client's problem.
+      // The limiter fails open on its own errors; this is the last guard, never the client's
+      // problem.
       LOG.error("rate limiting failed; the request goes on unlimited", e);
       d = null;
     }
@@ -166,7 +178,9 @@ public final class SluiceFilter implements Filter {
       // Raw, below the context path; the rules normalize and decode it.
       String uri = request.getRequestURI();
       String context = request.getContextPath();
-      return context != null && !context.isEmpty() && uri.startsWith(context) ? uri.substring(context.length()) : uri;
+      return context != null && !context.isEmpty() && uri.startsWith(context)
+          ? uri.substring(context.length())
+          : uri;
     }
 
     @Override

@@ -26,33 +26,45 @@ import org.junit.jupiter.api.Test;
 class SluiceFilterTest {
 
   private final FakeClock clock = new FakeClock();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private HttpServer server;
   private RequestLimiter limiter;
   private int port;
 
   @BeforeEach
   void start() throws IOException {
-    limiter = RequestLimiter.builder(new ReferenceCounterStore()).clock(clock).rules(YamlRules.parse("""
+    limiter =
+        RequestLimiter.builder(new ReferenceCounterStore())
+            .clock(clock)
+            .rules(
+                YamlRules.parse(
+                    """
         rules:
           - id: report
             match: { methods: [GET], path: /api/v1/report }
             key: [header:X-Api-Key, ip]
             algorithm: fixed-window
             tiers: [ { limit: 2, period: 1m } ]
-        """, "servlet-rules.yaml")).build();
+        """,
+                    "servlet-rules.yaml"))
+            .build();
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
     }
     server = HttpServer.createSimpleServer(null, "127.0.0.1", port);
     WebappContext app = new WebappContext("test", "/app");
-    app.addServlet("hello", new HttpServlet() {
-      @Override
-      protected void doGet(HttpServletRequest req, HttpServletResponse res) throws IOException {
-        res.setContentType("application/json");
-        res.getWriter().write("{\"ok\":true}");
-      }
-    }).addMapping("/*");
+    app.addServlet(
+            "hello",
+            new HttpServlet() {
+              @Override
+              protected void doGet(HttpServletRequest req, HttpServletResponse res)
+                  throws IOException {
+                res.setContentType("application/json");
+                res.getWriter().write("{\"ok\":true}");
+              }
+            })
+        .addMapping("/*");
     app.addFilter("sluice", new SluiceFilter(limiter)).addMappingForUrlPatterns(null, "/*");
     app.deploy(server);
     server.start();
@@ -64,7 +76,8 @@ class SluiceFilterTest {
   }
 
   private HttpResponse<String> get(String path, String key) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/app" + path));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/app" + path));
     if (key != null) {
       b.header("X-Api-Key", key);
     }
@@ -84,7 +97,12 @@ class SluiceFilterTest {
     assertEquals(429, rejected.statusCode());
     assertEquals("60", rejected.headers().firstValue("Retry-After").orElseThrow());
     assertEquals("no-store", rejected.headers().firstValue("Cache-Control").orElseThrow());
-    assertTrue(rejected.headers().firstValue("Content-Type").orElseThrow().startsWith("application/problem+json"));
+    assertTrue(
+        rejected
+            .headers()
+            .firstValue("Content-Type")
+            .orElseThrow()
+            .startsWith("application/problem+json"));
     assertTrue(rejected.body().contains("\"policy\":\"report\""), rejected.body());
   }
 
@@ -92,7 +110,10 @@ class SluiceFilterTest {
   void pathSpellingsCannotDodgeTheRule() throws Exception {
     get("/api/v1/report", "s");
     get("/api/v1/report/", "s");
-    for (String spelling : new String[] {"/api//v1/report", "/api/v1/report/", "/api/./v1/report", "/api/v1/x/../report"}) {
+    for (String spelling :
+        new String[] {
+          "/api//v1/report", "/api/v1/report/", "/api/./v1/report", "/api/v1/x/../report"
+        }) {
       assertEquals(429, get(spelling, "s").statusCode(), spelling);
     }
   }
@@ -101,8 +122,12 @@ class SluiceFilterTest {
   void thePeerAddressIsTheIpKey() throws Exception {
     assertEquals(200, get("/api/v1/report", null).statusCode());
     assertEquals(200, get("/api/v1/report", null).statusCode());
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/app/api/v1/report"))
-        .header("X-Forwarded-For", "1.2.3.4").build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/app/api/v1/report"))
+                .header("X-Forwarded-For", "1.2.3.4")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(429, r.statusCode(), "127.0.0.1 is not a trusted proxy");
   }
 }

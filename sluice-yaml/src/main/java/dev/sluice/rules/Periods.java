@@ -2,7 +2,10 @@ package dev.sluice.rules;
 
 import java.time.Duration;
 
-/** Reads periods written as in the rules file: {@code 500ms}, {@code 10s}, {@code 5m}, {@code 1h}, {@code 1d}. */
+/**
+ * Reads periods written as in the rules file: {@code 500ms}, {@code 10s}, {@code 5m}, {@code 1h},
+ * {@code 1d}.
+ */
 public final class Periods {
 
   private Periods() {}

@@ -26,6 +26,7 @@ public final class RulesFile implements AutoCloseable {
   private final RequestLimiter limiter;
   private final ScheduledExecutorService timer;
   private byte[] last;
+
   /** What was last logged about the file being unreadable; null while it reads. */
   private String problem;
 
@@ -36,19 +37,21 @@ public final class RulesFile implements AutoCloseable {
     if (interval.isZero()) {
       this.timer = null;
     } else {
-      this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-rules-watch");
-        t.setDaemon(true);
-        return t;
-      });
+      this.timer =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "sluice-rules-watch");
+                t.setDaemon(true);
+                return t;
+              });
       long ms = interval.toMillis();
       timer.scheduleWithFixedDelay(this::reload, ms, ms, TimeUnit.MILLISECONDS);
     }
   }
 
   /**
-   * Watches {@code file} for {@code limiter}, checking every {@code interval} (zero: only when {@link
-   * #reload()} is called). The limiter should already hold the file's rules.
+   * Watches {@code file} for {@code limiter}, checking every {@code interval} (zero: only when
+   * {@link #reload()} is called). The limiter should already hold the file's rules.
    */
   public static RulesFile watch(Path file, RequestLimiter limiter, Duration interval) {
     if (interval.isNegative()) {
@@ -69,7 +72,9 @@ public final class RulesFile implements AutoCloseable {
     }
     last = now;
     try {
-      RuleSet rules = YamlRules.parse(new String(now, java.nio.charset.StandardCharsets.UTF_8), file.toString());
+      RuleSet rules =
+          YamlRules.parse(
+              new String(now, java.nio.charset.StandardCharsets.UTF_8), file.toString());
       limiter.update(rules);
       LOG.info("reloaded rules from {}", file);
       return true;
@@ -82,7 +87,10 @@ public final class RulesFile implements AutoCloseable {
     }
   }
 
-  /** The file's bytes, or null; a problem is logged once, until the file reads again or the problem changes. */
+  /**
+   * The file's bytes, or null; a problem is logged once, until the file reads again or the problem
+   * changes.
+   */
   private synchronized byte[] read() {
     try {
       byte[] bytes = Files.readAllBytes(file);
@@ -94,7 +102,10 @@ public final class RulesFile implements AutoCloseable {
     } catch (IOException e) {
       String now = YamlRules.describe(e);
       if (!now.equals(problem)) {
-        LOG.warn("cannot read rules file {}: {}; the rules in force stay (logged again only if this changes)", file, now);
+        LOG.warn(
+            "cannot read rules file {}: {}; the rules in force stay (logged again only if this changes)",
+            file,
+            now);
         problem = now;
       }
       return null;

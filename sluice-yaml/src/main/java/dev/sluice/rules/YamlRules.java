@@ -154,9 +154,19 @@ public final class YamlRules {
     }
 
     RuleSet ruleSet(Node root) {
-      Map<String, Node> top = mapping(root, "(top level)",
-          Set.of("defaults", "headers", "resetFormat", "trustedProxies", "forwardedHeader", "ipv6Prefix", "enabled",
-              "rules"));
+      Map<String, Node> top =
+          mapping(
+              root,
+              "(top level)",
+              Set.of(
+                  "defaults",
+                  "headers",
+                  "resetFormat",
+                  "trustedProxies",
+                  "forwardedHeader",
+                  "ipv6Prefix",
+                  "enabled",
+                  "rules"));
       RuleSet.Builder b = RuleSet.builder();
       if (top.containsKey("defaults")) {
         defaults(top.get("defaults"));
@@ -170,7 +180,9 @@ public final class YamlRules {
           switch (v) {
             case "x-ratelimit" -> families.add(RateLimitHeaders.Family.X_RATELIMIT);
             case "ietf" -> families.add(RateLimitHeaders.Family.IETF);
-            default -> throw error(items.get(i), f, "unknown header family '" + v + "' (use x-ratelimit or ietf)");
+            default ->
+                throw error(
+                    items.get(i), f, "unknown header family '" + v + "' (use x-ratelimit or ietf)");
           }
         }
         b.headers(families);
@@ -178,11 +190,14 @@ public final class YamlRules {
       if (top.containsKey("resetFormat")) {
         Node n = top.get("resetFormat");
         String v = scalar(n, "resetFormat");
-        b.resetFormat(switch (v) {
-          case "delta" -> RateLimitHeaders.ResetFormat.DELTA_SECONDS;
-          case "epoch" -> RateLimitHeaders.ResetFormat.EPOCH_SECONDS;
-          default -> throw error(n, "resetFormat", "unknown reset format '" + v + "' (use delta or epoch)");
-        });
+        b.resetFormat(
+            switch (v) {
+              case "delta" -> RateLimitHeaders.ResetFormat.DELTA_SECONDS;
+              case "epoch" -> RateLimitHeaders.ResetFormat.EPOCH_SECONDS;
+              default ->
+                  throw error(
+                      n, "resetFormat", "unknown reset format '" + v + "' (use delta or epoch)");
+            });
       }
       if (top.containsKey("trustedProxies")) {
         List<Node> items = sequence(top.get("trustedProxies"), "trustedProxies");
@@ -198,11 +213,16 @@ public final class YamlRules {
       if (top.containsKey("forwardedHeader")) {
         Node n = top.get("forwardedHeader");
         String v = scalar(n, "forwardedHeader");
-        b.forwardedHeader(switch (v.toLowerCase(Locale.ROOT)) {
-          case "x-forwarded-for" -> ForwardedHeader.X_FORWARDED_FOR;
-          case "forwarded" -> ForwardedHeader.FORWARDED;
-          default -> throw error(n, "forwardedHeader", "unknown header '" + v + "' (use X-Forwarded-For or Forwarded)");
-        });
+        b.forwardedHeader(
+            switch (v.toLowerCase(Locale.ROOT)) {
+              case "x-forwarded-for" -> ForwardedHeader.X_FORWARDED_FOR;
+              case "forwarded" -> ForwardedHeader.FORWARDED;
+              default ->
+                  throw error(
+                      n,
+                      "forwardedHeader",
+                      "unknown header '" + v + "' (use X-Forwarded-For or Forwarded)");
+            });
       }
       if (top.containsKey("ipv6Prefix")) {
         Node n = top.get("ipv6Prefix");
@@ -220,7 +240,10 @@ public final class YamlRules {
       }
       Node rulesNode = top.get("rules");
       if (rulesNode == null) {
-        throw error(root, "rules", "missing: a rules file needs a list of rules (it may be empty: rules: [])");
+        throw error(
+            root,
+            "rules",
+            "missing: a rules file needs a list of rules (it may be empty: rules: [])");
       }
       List<Node> rules = sequence(rulesNode, "rules");
       Map<String, Integer> seen = new HashMap<>();
@@ -228,7 +251,10 @@ public final class YamlRules {
         Rule r = rule(rules.get(i), "rules[" + i + "]");
         Integer before = seen.putIfAbsent(r.id(), i);
         if (before != null) {
-          throw error(rules.get(i), "rules[" + i + "].id", "duplicate rule id '" + r.id() + "' (also rules[" + before + "])");
+          throw error(
+              rules.get(i),
+              "rules[" + i + "].id",
+              "duplicate rule id '" + r.id() + "' (also rules[" + before + "])");
         }
         b.rule(r);
       }
@@ -249,12 +275,27 @@ public final class YamlRules {
     }
 
     Rule rule(Node node, String f) {
-      Map<String, Node> m = mapping(node, f, Set.of("id", "match", "key", "algorithm", "tiers", "shadow",
-          "enabled", "onStoreFailure", "staggerWindows"));
+      Map<String, Node> m =
+          mapping(
+              node,
+              f,
+              Set.of(
+                  "id",
+                  "match",
+                  "key",
+                  "algorithm",
+                  "tiers",
+                  "shadow",
+                  "enabled",
+                  "onStoreFailure",
+                  "staggerWindows"));
       Node idNode = require(m, node, f, "id");
       String id = scalar(idNode, f + ".id");
       Rule.Builder b = check(idNode, f + ".id", () -> Rule.builder(id));
-      Algorithm algorithm = m.containsKey("algorithm") ? algorithm(m.get("algorithm"), f + ".algorithm") : defaultAlgorithm;
+      Algorithm algorithm =
+          m.containsKey("algorithm")
+              ? algorithm(m.get("algorithm"), f + ".algorithm")
+              : defaultAlgorithm;
       b.algorithm(algorithm);
       if (m.containsKey("match")) {
         match(m.get("match"), f + ".match", b);
@@ -287,20 +328,31 @@ public final class YamlRules {
         String periodText = scalar(periodNode, tf + ".period");
         Duration period = period(periodText);
         if (period == null || period.isZero()) {
-          throw error(periodNode, tf + ".period", "bad period '" + periodText + "' (use e.g. 500ms, 10s, 5m, 1h, 1d)");
+          throw error(
+              periodNode,
+              tf + ".period",
+              "bad period '" + periodText + "' (use e.g. 500ms, 10s, 5m, 1h, 1d)");
         }
         Integer before = periods.putIfAbsent(period, i);
         if (before != null) {
-          throw error(periodNode, tf + ".period", "same period as " + f + ".tiers[" + before
-              + "] (one counter per period: keep the smaller limit)");
+          throw error(
+              periodNode,
+              tf + ".period",
+              "same period as "
+                  + f
+                  + ".tiers["
+                  + before
+                  + "] (one counter per period: keep the smaller limit)");
         }
         long max = limit;
         check(periodNode, tf + ".period", () -> b.tier(max, period));
       }
       b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
       b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
-      b.failClosed(m.containsKey("onStoreFailure") ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
-          : defaultFailClosed);
+      b.failClosed(
+          m.containsKey("onStoreFailure")
+              ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
+              : defaultFailClosed);
       if (m.containsKey("staggerWindows")) {
         b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
       }
@@ -313,7 +365,9 @@ public final class YamlRules {
       String pattern = null;
       if (match instanceof MappingNode mn) {
         for (NodeTuple t : mn.getValue()) {
-          if (t.getKeyNode() instanceof ScalarNode k && k.getValue().equals("path") && t.getValueNode() instanceof ScalarNode v) {
+          if (t.getKeyNode() instanceof ScalarNode k
+              && k.getValue().equals("path")
+              && t.getValueNode() instanceof ScalarNode v) {
             pattern = v.getValue();
           }
         }
@@ -325,8 +379,15 @@ public final class YamlRules {
           if (pattern == null || !pattern.contains("{" + name + "}")) {
             Node at = keyNode instanceof SequenceNode sn ? sn.getValue().get(i) : keyNode;
             String field = keyNode instanceof SequenceNode ? f + ".key[" + i + "]" : f + ".key";
-            throw error(at, field, "'" + k + "' names no {" + name + "} in the match path"
-                + (pattern == null ? " (the rule has no path pattern)" : " " + pattern));
+            throw error(
+                at,
+                field,
+                "'"
+                    + k
+                    + "' names no {"
+                    + name
+                    + "} in the match path"
+                    + (pattern == null ? " (the rule has no path pattern)" : " " + pattern));
           }
         }
       }
@@ -363,7 +424,9 @@ public final class YamlRules {
       return switch (v.toLowerCase(Locale.ROOT)) {
         case "sliding-window", "sliding" -> Algorithm.SLIDING_WINDOW;
         case "fixed-window", "fixed" -> Algorithm.FIXED_WINDOW;
-        default -> throw error(node, f, "unknown algorithm '" + v + "' (use sliding-window or fixed-window)");
+        default ->
+            throw error(
+                node, f, "unknown algorithm '" + v + "' (use sliding-window or fixed-window)");
       };
     }
 
@@ -431,7 +494,10 @@ public final class YamlRules {
         }
         if (!allowed.contains(k)) {
           String where = f.equals("(top level)") ? k : f + "." + k;
-          throw error(t.getKeyNode(), where, "unknown field (expected one of " + new java.util.TreeSet<>(allowed) + ")");
+          throw error(
+              t.getKeyNode(),
+              where,
+              "unknown field (expected one of " + new java.util.TreeSet<>(allowed) + ")");
         }
         out.put(k, t.getValueNode());
       }

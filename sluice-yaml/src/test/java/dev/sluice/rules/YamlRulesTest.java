@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 class YamlRulesTest {
 
-  static final String DESIGN_EXAMPLE = """
+  static final String DESIGN_EXAMPLE =
+      """
       defaults:
         algorithm: sliding-window        # or fixed-window
         key: [user, header:X-Api-Key, ip]
@@ -58,20 +59,24 @@ class YamlRulesTest {
 
   @Test
   void theForwardedHeaderAndIpv6PrefixAreRead() {
-    RuleSet rules = YamlRules.parse("forwardedHeader: Forwarded\nipv6Prefix: 56\nrules: []\n", "rules.yaml");
+    RuleSet rules =
+        YamlRules.parse("forwardedHeader: Forwarded\nipv6Prefix: 56\nrules: []\n", "rules.yaml");
     assertEquals(ForwardedHeader.FORWARDED, rules.forwardedHeader());
     assertEquals(56, rules.ipv6Prefix());
   }
 
   @Test
   void defaultsApplyToRulesThatDoNotSayOtherwise() {
-    RuleSet rules = YamlRules.parse("""
+    RuleSet rules =
+        YamlRules.parse(
+            """
         defaults: { algorithm: fixed-window, key: ip, onStoreFailure: reject }
         resetFormat: epoch
         rules:
           - { id: a, match: { prefix: /api }, tiers: [ { limit: 5, period: 1m } ] }
           - { id: b, algorithm: sliding-window, onStoreFailure: allow, tiers: [ { limit: 5, period: 500ms } ] }
-        """, "r.yaml");
+        """,
+            "r.yaml");
     assertEquals(Algorithm.FIXED_WINDOW, rules.rule("a").orElseThrow().algorithm());
     assertEquals(List.of("ip"), rules.rule("a").orElseThrow().key());
     assertTrue(rules.rule("a").orElseThrow().failClosed());
@@ -90,19 +95,30 @@ class YamlRulesTest {
 
   @Test
   void errorsNameTheFileLineAndField() {
-    RulesException e = error(HEAD + "    algorithm: leaky-bucket\n    tiers: [ { limit: 1, period: 1s } ]\n");
-    assertEquals("rules.yaml:3: rules[0].algorithm: unknown algorithm 'leaky-bucket' (use sliding-window or fixed-window)",
+    RulesException e =
+        error(HEAD + "    algorithm: leaky-bucket\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:3: rules[0].algorithm: unknown algorithm 'leaky-bucket' (use sliding-window or fixed-window)",
         e.getMessage());
     assertEquals(3, e.line());
     assertEquals("rules[0].algorithm", e.field());
 
-    e = error(HEAD + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 0, period: 1m }\n");
+    e =
+        error(
+            HEAD
+                + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 0, period: 1m }\n");
     assertEquals("rules.yaml:5: rules[0].tiers[1].limit: must be > 0 (was 0)", e.getMessage());
 
     e = error(HEAD + "    tiers: [ { limit: 5, period: 10 } ]\n");
-    assertEquals("rules.yaml:3: rules[0].tiers[0].period: bad period '10' (use e.g. 500ms, 10s, 5m, 1h, 1d)", e.getMessage());
+    assertEquals(
+        "rules.yaml:3: rules[0].tiers[0].period: bad period '10' (use e.g. 500ms, 10s, 5m, 1h, 1d)",
+        e.getMessage());
 
-    e = error("trustedProxies:\n  - 10.0.0.0/8\n  - 10.0.0.0/40\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    e =
+        error(
+            "trustedProxies:\n  - 10.0.0.0/8\n  - 10.0.0.0/40\n"
+                + HEAD
+                + "    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals(3, e.line());
     assertEquals("trustedProxies[1]", e.field());
     assertTrue(e.getMessage().contains("bad CIDR '10.0.0.0/40'"), e.getMessage());
@@ -112,40 +128,65 @@ class YamlRulesTest {
     assertEquals(3, e.line());
     assertTrue(e.getMessage().contains("unknown key source 'cookie:session'"), e.getMessage());
 
-    e = error(HEAD + "    match: { path: \"/org/{orgId}/x\" }\n    key:\n      - ip\n      - path:tenant\n"
-        + "    tiers: [ { limit: 1, period: 1s } ]\n");
-    assertEquals("rules.yaml:6: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
+    e =
+        error(
+            HEAD
+                + "    match: { path: \"/org/{orgId}/x\" }\n    key:\n      - ip\n      - path:tenant\n"
+                + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:6: rules[0].key[1]: 'path:tenant' names no {tenant} in the match path /org/{orgId}/x",
         e.getMessage());
 
-    e = error(HEAD + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 9, period: 1000ms }\n");
-    assertEquals("rules.yaml:5: rules[0].tiers[1].period: same period as rules[0].tiers[0] (one counter per period: "
-        + "keep the smaller limit)", e.getMessage());
+    e =
+        error(
+            HEAD
+                + "    tiers:\n      - { limit: 5, period: 1s }\n      - { limit: 9, period: 1000ms }\n");
+    assertEquals(
+        "rules.yaml:5: rules[0].tiers[1].period: same period as rules[0].tiers[0] (one counter per period: "
+            + "keep the smaller limit)",
+        e.getMessage());
 
     e = error(HEAD + "    tiers: [ { limit: 5, period: 999999999999d } ]\n");
-    assertEquals("rules.yaml:3: rules[0].tiers[0].period: period must be at most 366d", e.getMessage());
+    assertEquals(
+        "rules.yaml:3: rules[0].tiers[0].period: period must be at most 366d", e.getMessage());
 
     e = error("forwardedHeader: X-Real-IP\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
-    assertEquals("rules.yaml:1: forwardedHeader: unknown header 'X-Real-IP' (use X-Forwarded-For or Forwarded)",
+    assertEquals(
+        "rules.yaml:1: forwardedHeader: unknown header 'X-Real-IP' (use X-Forwarded-For or Forwarded)",
         e.getMessage());
     e = error("ipv6Prefix: 129\n" + HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals("rules.yaml:1: ipv6Prefix: ipv6Prefix must be between 1 and 128", e.getMessage());
 
-    e = error(HEAD + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
-    assertEquals("rules.yaml:4: rules[1].id: duplicate rule id 'r' (also rules[0])", e.getMessage());
+    e =
+        error(
+            HEAD
+                + "    tiers: [ { limit: 1, period: 1s } ]\n  - id: r\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:4: rules[1].id: duplicate rule id 'r' (also rules[0])", e.getMessage());
   }
 
   @Test
   void structuralMistakesAreNamedToo() {
-    assertEquals("rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id, key, match, "
-        + "onStoreFailure, shadow, staggerWindows, tiers])",
+    assertEquals(
+        "rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id, key, match, "
+            + "onStoreFailure, shadow, staggerWindows, tiers])",
         error(HEAD + "    limit: 5\n    tiers: [ { limit: 1, period: 1s } ]\n").getMessage());
     assertEquals("rules.yaml:2: rules[0].tiers: missing", error(HEAD).getMessage());
-    assertEquals("rules[0].tiers[0].limit", error(HEAD + "    tiers: [ { limit: many, period: 1s } ]\n").field());
-    assertEquals("rules[0].match.path", error(HEAD + "    match: { path: api }\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
-    assertEquals("rules[0].shadow", error(HEAD + "    shadow: maybe\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
+    assertEquals(
+        "rules[0].tiers[0].limit",
+        error(HEAD + "    tiers: [ { limit: many, period: 1s } ]\n").field());
+    assertEquals(
+        "rules[0].match.path",
+        error(HEAD + "    match: { path: api }\n    tiers: [ { limit: 1, period: 1s } ]\n")
+            .field());
+    assertEquals(
+        "rules[0].shadow",
+        error(HEAD + "    shadow: maybe\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
     assertEquals("(syntax)", error("rules: [ { id: r, tiers: [ }").field());
     assertEquals("rules", error("").field());
-    assertEquals("rules[0].id", error(HEAD + "    id: again\n    tiers: [ { limit: 1, period: 1s } ]\n").field(),
+    assertEquals(
+        "rules[0].id",
+        error(HEAD + "    id: again\n    tiers: [ { limit: 1, period: 1s } ]\n").field(),
         "a duplicated field");
   }
 }

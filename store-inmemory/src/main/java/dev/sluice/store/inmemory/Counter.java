@@ -7,7 +7,10 @@ final class Counter {
   private long current;
   private long previous;
 
-  /** Adds to {@code w} and writes (count of w, count of w − 1) to {@code out[at]}, {@code out[at+1]}. */
+  /**
+   * Adds to {@code w} and writes (count of w, count of w − 1) to {@code out[at]}, {@code
+   * out[at+1]}.
+   */
   synchronized void add(long w, long delta, long[] out, int at) {
     if (w > window) {
       previous = w == window + 1 ? current : 0;

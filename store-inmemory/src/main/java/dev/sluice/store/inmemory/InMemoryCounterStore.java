@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Counters in this JVM: exact under contention, bounded in number, and reclaimed once their
- * windows are too old to matter. For one instance; a fleet shares a networked store.
+ * Counters in this JVM: exact under contention, bounded in number, and reclaimed once their windows
+ * are too old to matter. For one instance; a fleet shares a networked store.
  *
  * <p>Each counter (rule, identity, period) keeps its current and previous window. At most {@code
  * maximumCounters} counters live at once: a flood of distinct identities evicts the least valuable
@@ -30,14 +30,16 @@ public final class InMemoryCounterStore implements CounterStore {
 
   private InMemoryCounterStore(Builder b) {
     InstantSource clock = b.clock;
-    this.counters = Caffeine.newBuilder()
-        .maximumSize(b.maximumCounters)
-        .expireAfter(new TwoPeriods())
-        .ticker(() -> clock.millis() * 1_000_000L)
-        // Maintenance (eviction, expiry) runs on the calling thread: bounded at every moment, and
-        // no background thread to own.
-        .executor(Runnable::run)
-        .build();
+    this.counters =
+        Caffeine.newBuilder()
+            .maximumSize(b.maximumCounters)
+            .expireAfter(new TwoPeriods())
+            .ticker(() -> clock.millis() * 1_000_000L)
+            // Maintenance (eviction, expiry) runs on the calling thread: bounded at every moment,
+            // and
+            // no background thread to own.
+            .executor(Runnable::run)
+            .build();
   }
 
   /** A store with the default bound and the system clock. */
@@ -55,7 +57,8 @@ public final class InMemoryCounterStore implements CounterStore {
     long[] out = new long[2 * n];
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
-      Counter c = counters.get(new Key(u.rule(), u.identity(), u.periodMillis()), k -> new Counter());
+      Counter c =
+          counters.get(new Key(u.rule(), u.identity(), u.periodMillis()), k -> new Counter());
       c.add(u.window(), u.delta(), out, 2 * i);
     }
     return out;
@@ -111,7 +114,10 @@ public final class InMemoryCounterStore implements CounterStore {
 
   private record Key(String rule, String identity, long period) {}
 
-  /** A counter lives two of its periods past its last use: long enough to serve as a previous window. */
+  /**
+   * A counter lives two of its periods past its last use: long enough to serve as a previous
+   * window.
+   */
   private static final class TwoPeriods implements Expiry<Key, Counter> {
     private static long life(Key k) {
       return k.period > Long.MAX_VALUE / 2_000_000L ? Long.MAX_VALUE : k.period * 2_000_000L;

@@ -26,7 +26,8 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   @Test
   void aMillionDistinctKeysNeverLiftTheLiveCountOverTheCap() {
     long cap = 10_000;
-    InMemoryCounterStore bounded = InMemoryCounterStore.builder().maximumCounters(cap).clock(clock).build();
+    InMemoryCounterStore bounded =
+        InMemoryCounterStore.builder().maximumCounters(cap).clock(clock).build();
     long most = 0;
     for (int i = 0; i < 1_000_000; i++) {
       bounded.increment(List.of(new CounterUpdate("r", "flood-" + i, SECOND, W, 1)));
@@ -41,8 +42,10 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   @Test
   void countersUntouchedForTwoPeriodsAreReclaimed() {
     InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
-    s.increment(List.of(new CounterUpdate("r", "old", SECOND, W, 1),
-        new CounterUpdate("r", "older", 60 * SECOND, W / 60, 1)));
+    s.increment(
+        List.of(
+            new CounterUpdate("r", "old", SECOND, W, 1),
+            new CounterUpdate("r", "older", 60 * SECOND, W / 60, 1)));
     assertEquals(2, s.liveCounters());
     clock.advanceMillis(1_999);
     assertEquals(2, s.liveCounters(), "kept for two periods");
@@ -58,12 +61,14 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
     s.increment(List.of(new CounterUpdate("r", "k", SECOND, W, 4)));
     clock.advance(Duration.ofMillis(1_999));
-    assertArrayEquals(new long[] {1, 4}, s.increment(List.of(new CounterUpdate("r", "k", SECOND, W + 1, 1))));
+    assertArrayEquals(
+        new long[] {1, 4}, s.increment(List.of(new CounterUpdate("r", "k", SECOND, W + 1, 1))));
   }
 
   @Test
   void aLimiterOnTheStoreLimits() {
-    RateLimiter l = RateLimiter.slidingWindow(store).tier(3, Duration.ofSeconds(1)).clock(clock).build();
+    RateLimiter l =
+        RateLimiter.slidingWindow(store).tier(3, Duration.ofSeconds(1)).clock(clock).build();
     for (int i = 0; i < 3; i++) {
       assertTrue(l.tryAcquire("k").allowed());
     }

@@ -7,8 +7,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}. A rule or identity is written
- * as it is only when every character is in a small safe set (no ':', no spaces, no control
+ * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}. A rule or identity is
+ * written as it is only when every character is in a small safe set (no ':', no spaces, no control
  * characters, ASCII only) and the key stays within 250 bytes; otherwise it is replaced by {@code #}
  * and the URL-safe Base64 of its SHA-256, so two different values share a key only if SHA-256
  * collides. A raw value never starts with '#', so raw and digested values never meet.
@@ -28,7 +28,15 @@ final class Keys {
   }
 
   String key(CounterUpdate u, long window) {
-    return prefix + ':' + part(u.rule()) + ':' + part(u.identity()) + ':' + u.periodMillis() + ':' + window;
+    return prefix
+        + ':'
+        + part(u.rule())
+        + ':'
+        + part(u.identity())
+        + ':'
+        + u.periodMillis()
+        + ':'
+        + window;
   }
 
   /** The value itself when safe and short; else its digest. Either way at most 64 characters. */
@@ -39,9 +47,19 @@ final class Keys {
   static boolean safe(String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '.' || c == '_' || c == '-' || c == '~' || c == '@' || c == '/' || c == '+'
-          || c == '=' || c == ',';
+      boolean ok =
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '.'
+              || c == '_'
+              || c == '-'
+              || c == '~'
+              || c == '@'
+              || c == '/'
+              || c == '+'
+              || c == '='
+              || c == ',';
       if (!ok) {
         return false;
       }
@@ -51,7 +69,8 @@ final class Keys {
 
   static String digest(String value) {
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+      byte[] d =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
       return '#' + Base64.getUrlEncoder().withoutPadding().encodeToString(d);
     } catch (NoSuchAlgorithmException e) {
       throw new AssertionError("SHA-256 is required of every JVM", e);

@@ -34,23 +34,24 @@ import org.slf4j.LoggerFactory;
 /**
  * Counters in Memcached, shared by every instance of a fleet.
  *
- * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default
- * and an expiry, one operation in the binary protocol) and the gets of the previous windows are
- * queued together and travel pipelined on the same connection, whatever the number of tiers and
- * rules. A previous window has ended by the time anyone asks for it, so its count is read once per
- * instance and remembered (bounded, {@value #PREVIOUS_CACHE_SIZE} entries) for the rest of the
- * current window: most decisions then send only their increments. An instance whose clock lags
- * can still add to a window after this one read it; that error is bounded by the clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts
- * replaced by a digest (no raw caller data reaches the wire); windows live two periods plus slack,
- * and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
+ * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default and
+ * an expiry, one operation in the binary protocol) and the gets of the previous windows are queued
+ * together and travel pipelined on the same connection, whatever the number of tiers and rules. A
+ * previous window has ended by the time anyone asks for it, so its count is read once per instance
+ * and remembered (bounded, {@value #PREVIOUS_CACHE_SIZE} entries) for the rest of the current
+ * window: most decisions then send only their increments. An instance whose clock lags can still
+ * add to a window after this one read it; that error is bounded by the clock skew. Keys are {@code
+ * {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts replaced by a digest (no
+ * raw caller data reaches the wire); windows live two periods plus slack, and a TTL over 30 days is
+ * sent as an absolute Unix time, as memcached requires.
  *
  * <p>A request path never waits long: the batch gets one deadline ({@link
  * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,
  * and operations for a node that is down are cancelled at once. A circuit breaker per node stops
- * calling a node after repeated failures and lets a probe through after a delay. Failures surface as
- * exceptions from {@link #increment}, which the limiter turns into failed-open (or failed-closed)
- * decisions. Only a counter's own node matters: when the node holding a previous window does not
- * answer, the decision goes on as if that window were empty.
+ * calling a node after repeated failures and lets a probe through after a delay. Failures surface
+ * as exceptions from {@link #increment}, which the limiter turns into failed-open (or
+ * failed-closed) decisions. Only a counter's own node matters: when the node holding a previous
+ * window does not answer, the decision goes on as if that window were empty.
  *
  * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
  * the client down.
@@ -68,8 +69,10 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
   static final long TTL_SLACK_SECONDS = 10;
+
   /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
   static final long MAX_RELATIVE_TTL = 60L * 60 * 24 * 30;
+
   private static final int CREATION_RACE_RETRIES = 3;
   static final int PREVIOUS_CACHE_SIZE = 100_000;
 
@@ -81,11 +84,16 @@ public final class MemcachedCounterStore implements CounterStore {
   private final long timeoutNanos;
   private final InstantSource clock;
   private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
+
   /** Nodes whose connection is lost: no call is sent to them until spymemcached reconnects. */
   private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
+
   private volatile boolean closing;
+
   /** Connections this store's client has opened, reconnections included. */
-  private final java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger connections =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private final Builder config;
 
   private MemcachedCounterStore(Builder b) throws IOException {
@@ -93,33 +101,36 @@ public final class MemcachedCounterStore implements CounterStore {
     this.keys = new Keys(b.prefix);
     this.timeoutNanos = b.operationTimeout.toNanos();
     this.clock = b.clock;
-    ConnectionFactoryBuilder cf = new ConnectionFactoryBuilder()
-        .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-        .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-        .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
-        .setOpTimeout(Math.max(1, b.operationTimeout.toMillis()))
-        .setOpQueueMaxBlockTime(0)
-        .setFailureMode(FailureMode.Cancel)
-        .setMaxReconnectDelay(Math.max(1, b.maxReconnectDelay.toSeconds()))
-        .setTimeoutExceptionThreshold(b.timeoutExceptionThreshold)
-        .setUseNagleAlgorithm(false)
-        .setDaemon(true);
+    ConnectionFactoryBuilder cf =
+        new ConnectionFactoryBuilder()
+            .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+            .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+            .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+            .setOpTimeout(Math.max(1, b.operationTimeout.toMillis()))
+            .setOpQueueMaxBlockTime(0)
+            .setFailureMode(FailureMode.Cancel)
+            .setMaxReconnectDelay(Math.max(1, b.maxReconnectDelay.toSeconds()))
+            .setTimeoutExceptionThreshold(b.timeoutExceptionThreshold)
+            .setUseNagleAlgorithm(false)
+            .setDaemon(true);
     // Operations for a node not yet connected are cancelled (FailureMode.Cancel): wait, within
     // bounds, for the first connections so a new store does not fail its first requests.
     CountDownLatch connected = new CountDownLatch(b.servers.size());
-    cf.setInitialObservers(List.of(new ConnectionObserver() {
-      @Override
-      public void connectionEstablished(SocketAddress sa, int reconnectCount) {
-        connections.incrementAndGet();
-        connected.countDown();
-        nodeUp(sa);
-      }
+    cf.setInitialObservers(
+        List.of(
+            new ConnectionObserver() {
+              @Override
+              public void connectionEstablished(SocketAddress sa, int reconnectCount) {
+                connections.incrementAndGet();
+                connected.countDown();
+                nodeUp(sa);
+              }
 
-      @Override
-      public void connectionLost(SocketAddress sa) {
-        nodeDown(sa);
-      }
-    }));
+              @Override
+              public void connectionLost(SocketAddress sa) {
+                nodeDown(sa);
+              }
+            }));
     this.client = new MemcachedClient(cf.build(), b.servers);
     try {
       connected.await(b.connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -151,14 +162,15 @@ public final class MemcachedCounterStore implements CounterStore {
     try {
       Batch batch = send(updates);
       long deadline = System.nanoTime() + timeoutNanos;
-      return CompletableFuture.supplyAsync(() -> {
-        try {
-          return batch.await(deadline);
-        } catch (RuntimeException e) {
-          batch.failed();
-          throw e;
-        }
-      });
+      return CompletableFuture.supplyAsync(
+          () -> {
+            try {
+              return batch.await(deadline);
+            } catch (RuntimeException e) {
+              batch.failed();
+              throw e;
+            }
+          });
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -266,8 +278,8 @@ public final class MemcachedCounterStore implements CounterStore {
    * must be answered with a recorded result (else a half-open breaker would wait for it forever);
    * when a later node's breaker refuses, the half-open permits already taken are handed back by
    * re-entering half-open, and closed breakers need no answer, so a refusing node never records
-   * anything on a healthy one. A node whose connection is lost is
-   * probed by spymemcached's reconnection, not by requests.
+   * anything on a healthy one. A node whose connection is lost is probed by spymemcached's
+   * reconnection, not by requests.
    */
   private CircuitBreaker<Object>[] acquire(String[] keys) {
     @SuppressWarnings("unchecked")
@@ -298,7 +310,9 @@ public final class MemcachedCounterStore implements CounterStore {
   private void nodeDown(SocketAddress node) {
     if (!closing && down.add(node)) {
       breaker(node).open();
-      LOG.warn("memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects", node);
+      LOG.warn(
+          "memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects",
+          node);
     }
   }
 
@@ -314,11 +328,14 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   private CircuitBreaker<Object> breaker(SocketAddress node) {
-    return breakers.computeIfAbsent(node, a -> CircuitBreaker.builder()
-        .withFailureThreshold(config.breakerFailures)
-        .withDelay(config.breakerDelay)
-        .withSuccessThreshold(1)
-        .build());
+    return breakers.computeIfAbsent(
+        node,
+        a ->
+            CircuitBreaker.builder()
+                .withFailureThreshold(config.breakerFailures)
+                .withDelay(config.breakerDelay)
+                .withSuccessThreshold(1)
+                .build());
   }
 
   private SocketAddress nodeOf(String key) {
@@ -330,16 +347,26 @@ public final class MemcachedCounterStore implements CounterStore {
     final List<CounterUpdate> updates;
     final String[] current;
     final String[] previous;
+
     /** Previous counts known when the batch was sent; -1 where they are read with it. */
     final long[] known;
+
     final OperationFuture<Long>[] incrs;
     final Map<String, Future<Object>> gets;
+
     /** The breaker of each increment's node. */
     final CircuitBreaker<Object>[] nodes;
+
     private boolean recorded;
 
-    Batch(List<CounterUpdate> updates, String[] current, String[] previous, long[] known,
-        OperationFuture<Long>[] incrs, Map<String, Future<Object>> gets, CircuitBreaker<Object>[] nodes) {
+    Batch(
+        List<CounterUpdate> updates,
+        String[] current,
+        String[] previous,
+        long[] known,
+        OperationFuture<Long>[] incrs,
+        Map<String, Future<Object>> gets,
+        CircuitBreaker<Object>[] nodes) {
       this.nodes = nodes;
       this.known = known;
       this.updates = updates;
@@ -426,7 +453,10 @@ public final class MemcachedCounterStore implements CounterStore {
       }
     }
 
-    /** After a failure outside the operations' own answers: cancels, and answers every permit not yet answered. */
+    /**
+     * After a failure outside the operations' own answers: cancels, and answers every permit not
+     * yet answered.
+     */
     void failed() {
       for (Future<?> f : incrs) {
         f.cancel(false);
@@ -515,7 +545,10 @@ public final class MemcachedCounterStore implements CounterStore {
       return this;
     }
 
-    /** The first part of every key, so several applications can share a cluster. "sluice" by default. */
+    /**
+     * The first part of every key, so several applications can share a cluster. "sluice" by
+     * default.
+     */
     public Builder prefix(String prefix) {
       new Keys(prefix);
       this.prefix = prefix;
@@ -568,7 +601,9 @@ public final class MemcachedCounterStore implements CounterStore {
       return this;
     }
 
-    /** The clock used to turn TTLs over 30 days into absolute times; the system clock by default. */
+    /**
+     * The clock used to turn TTLs over 30 days into absolute times; the system clock by default.
+     */
     public Builder clock(InstantSource clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;

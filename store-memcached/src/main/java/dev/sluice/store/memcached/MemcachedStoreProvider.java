@@ -32,13 +32,15 @@ public final class MemcachedStoreProvider implements CounterStoreProvider {
   public CounterStore create(Map<String, String> settings) {
     String servers = settings.get("servers");
     if (servers == null || servers.isBlank()) {
-      throw new IllegalArgumentException("servers: required for the memcached store (host:port,host:port)");
+      throw new IllegalArgumentException(
+          "servers: required for the memcached store (host:port,host:port)");
     }
     MemcachedCounterStore.Builder b = MemcachedCounterStore.builder();
     try {
       b.servers(servers);
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("servers: bad server list '" + servers + "': " + e.getMessage());
+      throw new IllegalArgumentException(
+          "servers: bad server list '" + servers + "': " + e.getMessage());
     }
     if (settings.containsKey("prefix")) {
       b.prefix(settings.get("prefix").trim());
@@ -64,6 +66,7 @@ public final class MemcachedStoreProvider implements CounterStoreProvider {
     } catch (NumberFormatException e) {
       // fall through to the error
     }
-    throw new IllegalArgumentException(name + ": bad duration '" + text + "' (use e.g. 50ms or 2s)");
+    throw new IllegalArgumentException(
+        name + ": bad duration '" + text + "' (use e.g. 50ms or 2s)");
   }
 }

@@ -29,8 +29,11 @@ class MemcachedCounterStoreContractTest extends CounterStoreContract {
   protected CounterStore createStore() {
     // A prefix per test: each starts with an empty store. A generous timeout: correctness here,
     // not latency, and the threaded test queues many operations on two cores.
-    return MemcachedCounterStore.builder().servers(server.address())
-        .prefix("contract" + STORES.incrementAndGet()).operationTimeout(Duration.ofSeconds(5)).build();
+    return MemcachedCounterStore.builder()
+        .servers(server.address())
+        .prefix("contract" + STORES.incrementAndGet())
+        .operationTimeout(Duration.ofSeconds(5))
+        .build();
   }
 
   @Override

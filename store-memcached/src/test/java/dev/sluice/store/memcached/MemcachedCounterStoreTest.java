@@ -50,9 +50,14 @@ class MemcachedCounterStoreTest {
   }
 
   private MemcachedCounterStore store(Duration timeout) {
-    store = MemcachedCounterStore.builder().servers(server.address()).clock(clock)
-        .prefix("t" + PREFIX.incrementAndGet()).operationTimeout(timeout)
-        .circuitBreaker(3, Duration.ofMillis(300)).build();
+    store =
+        MemcachedCounterStore.builder()
+            .servers(server.address())
+            .clock(clock)
+            .prefix("t" + PREFIX.incrementAndGet())
+            .operationTimeout(timeout)
+            .circuitBreaker(3, Duration.ofMillis(300))
+            .build();
     return store;
   }
 
@@ -64,8 +69,13 @@ class MemcachedCounterStoreTest {
       // Creating a counter is counted apart from incr_hits/incr_misses: create them first.
       threeTiers(first).tryAcquire("k" + i);
     }
-    try (MemcachedCounterStore fresh = MemcachedCounterStore.builder().servers(server.address()).clock(clock)
-        .prefix(prefix).operationTimeout(Duration.ofSeconds(2)).build()) {
+    try (MemcachedCounterStore fresh =
+        MemcachedCounterStore.builder()
+            .servers(server.address())
+            .clock(clock)
+            .prefix(prefix)
+            .operationTimeout(Duration.ofSeconds(2))
+            .build()) {
       RateLimiter limiter = threeTiers(fresh);
       int decisions = 50;
       Map<String, String> before = server.stats();
@@ -77,7 +87,8 @@ class MemcachedCounterStoreTest {
       Map<String, String> after = server.stats();
       assertEquals(3L * decisions, delta(before, after, "incr_hits"), "one incr per tier");
       assertEquals(0, delta(before, after, "incr_misses"));
-      assertEquals(3L * 5, delta(before, after, "cmd_get"), "each previous window read once per key");
+      assertEquals(
+          3L * 5, delta(before, after, "cmd_get"), "each previous window read once per key");
       assertEquals(0, delta(before, after, "cmd_set"), "no sets");
       assertEquals(connections, fresh.connectionsOpened(), "no new client connection");
 
@@ -87,13 +98,18 @@ class MemcachedCounterStoreTest {
       }
       Map<String, String> last = server.stats();
       assertEquals(3L * decisions, delta(again, last, "incr_hits"));
-      assertEquals(0, delta(again, last, "cmd_get"), "the previous windows are remembered for the window");
+      assertEquals(
+          0, delta(again, last, "cmd_get"), "the previous windows are remembered for the window");
     }
   }
 
   private RateLimiter threeTiers(MemcachedCounterStore s) {
-    return RateLimiter.slidingWindow(s).clock(clock).tier(1_000, Duration.ofSeconds(1))
-        .tier(10_000, Duration.ofMinutes(1)).tier(100_000, Duration.ofHours(1)).build();
+    return RateLimiter.slidingWindow(s)
+        .clock(clock)
+        .tier(1_000, Duration.ofSeconds(1))
+        .tier(10_000, Duration.ofMinutes(1))
+        .tier(100_000, Duration.ofHours(1))
+        .build();
   }
 
   private static long delta(Map<String, String> before, Map<String, String> after, String stat) {
@@ -104,11 +120,16 @@ class MemcachedCounterStoreTest {
   void countsAreSharedByEveryStoreOnTheSameServers() {
     MemcachedCounterStore a = store(Duration.ofSeconds(2));
     String prefix = "t" + PREFIX.get();
-    try (MemcachedCounterStore b = MemcachedCounterStore.builder().servers(server.address())
-        .prefix(prefix).operationTimeout(Duration.ofSeconds(2)).build()) {
+    try (MemcachedCounterStore b =
+        MemcachedCounterStore.builder()
+            .servers(server.address())
+            .prefix(prefix)
+            .operationTimeout(Duration.ofSeconds(2))
+            .build()) {
       long w = clock.millis() / 1000;
       a.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 2)));
-      assertArrayEquals(new long[] {3, 0}, b.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 1))));
+      assertArrayEquals(
+          new long[] {3, 0}, b.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 1))));
     }
   }
 
@@ -128,19 +149,32 @@ class MemcachedCounterStoreTest {
     assertTrue(s.expiry(period) > 1_700_000_000, "sent as a Unix time: " + s.expiry(period));
     CounterUpdate u = new CounterUpdate("r", "month", period, clock.millis() / period, 1);
     s.increment(List.of(u));
-    assertArrayEquals(new long[] {2, 0}, s.increment(List.of(u)), "the counter survived its creation");
+    assertArrayEquals(
+        new long[] {2, 0}, s.increment(List.of(u)), "the counter survived its creation");
     long ttl = ttlOf(s.keyOf(u));
     // The absolute expiry is counted from the store's clock, which this test sets behind real time.
     long behind = System.currentTimeMillis() / 1000 - clock.millis() / 1000;
     long expected = 62L * 24 * 3600 + MemcachedCounterStore.TTL_SLACK_SECONDS - behind;
-    assertTrue(Math.abs(ttl - expected) <= 5, "memcached reports " + ttl + " s left, expected about " + expected);
+    assertTrue(
+        Math.abs(ttl - expected) <= 5,
+        "memcached reports " + ttl + " s left, expected about " + expected);
   }
 
   @Test
   void hostileIdentitiesNeverReachTheWireRaw() {
     MemcachedCounterStore s = store(Duration.ofSeconds(2));
-    List<String> hostile = List.of("with space", "cr\r\nlf", "\r\nflush_all", "x".repeat(10_240),
-        "ключ", "", "a:b", "#digest-lookalike", "\u0000", "ok-id_1.2@x/y+z=,~");
+    List<String> hostile =
+        List.of(
+            "with space",
+            "cr\r\nlf",
+            "\r\nflush_all",
+            "x".repeat(10_240),
+            "ключ",
+            "",
+            "a:b",
+            "#digest-lookalike",
+            "\u0000",
+            "ok-id_1.2@x/y+z=,~");
     Set<String> keys = new HashSet<>();
     for (String id : hostile) {
       String key = s.keyOf(new CounterUpdate("rule", id, 1000, 1, 1));
@@ -148,7 +182,9 @@ class MemcachedCounterStoreTest {
       assertTrue(key.chars().allMatch(c -> c > 0x20 && c < 0x7f), () -> "unsafe byte in " + key);
       assertTrue(keys.add(key), "two identities share " + key);
     }
-    assertTrue(keys.contains("t" + PREFIX.get() + ":rule:ok-id_1.2@x/y+z=,~:1000:1"), "safe ids stay readable");
+    assertTrue(
+        keys.contains("t" + PREFIX.get() + ":rule:ok-id_1.2@x/y+z=,~:1000:1"),
+        "safe ids stay readable");
     long items = server.stat("curr_items");
     for (String id : hostile) {
       s.increment(List.of(new CounterUpdate("rule", id, 1000, clock.millis() / 1000, 1)));
@@ -159,7 +195,8 @@ class MemcachedCounterStoreTest {
   @Test
   void aStalledServerCostsAtMostTheTimeoutThenTheBreakerSkipsIt() {
     MemcachedCounterStore s = store(Duration.ofMillis(50));
-    RateLimiter limiter = RateLimiter.slidingWindow(s).clock(clock).tier(1, Duration.ofSeconds(1)).build();
+    RateLimiter limiter =
+        RateLimiter.slidingWindow(s).clock(clock).tier(1, Duration.ofSeconds(1)).build();
     assertTrue(limiter.tryAcquire("stall").allowed());
     server.stall();
     try {
@@ -171,22 +208,36 @@ class MemcachedCounterStoreTest {
         assertTrue(d.allowed(), "fails open");
         assertEquals(StoreStatus.FAILED_OPEN, d.storeStatus());
       }
-      assertTrue(worst < Duration.ofMillis(50 + 250).toNanos(), "waited " + worst / 1_000_000 + " ms");
-      assertTrue(s.breakerOpen(s.keyOf(new CounterUpdate("default", "stall", 1000, 0, 1))), "breaker open after 3 failures");
+      assertTrue(
+          worst < Duration.ofMillis(50 + 250).toNanos(), "waited " + worst / 1_000_000 + " ms");
+      assertTrue(
+          s.breakerOpen(s.keyOf(new CounterUpdate("default", "stall", 1000, 0, 1))),
+          "breaker open after 3 failures");
     } finally {
       server.resume();
     }
-    assertTrue(MemcachedServer.await(Duration.ofSeconds(3), () -> !limiter.tryAcquire("other").storeFailed()),
+    assertTrue(
+        MemcachedServer.await(
+            Duration.ofSeconds(3), () -> !limiter.tryAcquire("other").storeFailed()),
         "limiting resumes once the server answers and the breaker lets a probe through");
   }
 
   @Test
   void aKilledServerFailsOpenAndARestartedOneLimitsAgain() {
     MemcachedCounterStore s = store(Duration.ofMillis(50));
-    RateLimiter limiter = RateLimiter.fixedWindow(s).clock(clock).tier(2, Duration.ofMinutes(1))
-        .denyCacheSize(0).build();
-    RateLimiter closed = RateLimiter.fixedWindow(s).id("closed").clock(clock).tier(2, Duration.ofMinutes(1))
-        .failClosed(true).build();
+    RateLimiter limiter =
+        RateLimiter.fixedWindow(s)
+            .clock(clock)
+            .tier(2, Duration.ofMinutes(1))
+            .denyCacheSize(0)
+            .build();
+    RateLimiter closed =
+        RateLimiter.fixedWindow(s)
+            .id("closed")
+            .clock(clock)
+            .tier(2, Duration.ofMinutes(1))
+            .failClosed(true)
+            .build();
     server.kill();
     try {
       for (int i = 0; i < 5; i++) {
@@ -201,7 +252,9 @@ class MemcachedCounterStoreTest {
       server.restart();
     }
     long restarted = System.nanoTime();
-    assertTrue(MemcachedServer.await(Duration.ofSeconds(5), () -> !limiter.tryAcquire("probe").storeFailed()),
+    assertTrue(
+        MemcachedServer.await(
+            Duration.ofSeconds(5), () -> !limiter.tryAcquire("probe").storeFailed()),
         "the store answers again");
     long recovery = (System.nanoTime() - restarted) / 1_000_000;
     assertTrue(recovery < 2_000, "recovered in " + recovery + " ms");
@@ -212,15 +265,22 @@ class MemcachedCounterStoreTest {
 
   @Test
   void keysSpreadOverSeveralServersByKetama() {
-    try (MemcachedServer second = MemcachedServer.start(); MemcachedServer third = MemcachedServer.start()) {
-      store = MemcachedCounterStore.builder()
-          .servers(server.address() + "," + second.address() + "," + third.address())
-          .prefix("ketama" + PREFIX.incrementAndGet()).operationTimeout(Duration.ofSeconds(2)).build();
+    try (MemcachedServer second = MemcachedServer.start();
+        MemcachedServer third = MemcachedServer.start()) {
+      store =
+          MemcachedCounterStore.builder()
+              .servers(server.address() + "," + second.address() + "," + third.address())
+              .prefix("ketama" + PREFIX.incrementAndGet())
+              .operationTimeout(Duration.ofSeconds(2))
+              .build();
       long[] before = {items(server), items(second), items(third)};
       for (int i = 0; i < 300; i++) {
-        store.increment(List.of(new CounterUpdate("r", "client-" + i, 60_000, clock.millis() / 60_000, 1)));
+        store.increment(
+            List.of(new CounterUpdate("r", "client-" + i, 60_000, clock.millis() / 60_000, 1)));
       }
-      long[] added = {items(server) - before[0], items(second) - before[1], items(third) - before[2]};
+      long[] added = {
+        items(server) - before[0], items(second) - before[1], items(third) - before[2]
+      };
       assertEquals(300, added[0] + added[1] + added[2]);
       for (long a : added) {
         assertTrue(a > 50, "each node holds a share: " + java.util.Arrays.toString(added));
@@ -233,7 +293,11 @@ class MemcachedCounterStoreTest {
     for (int i = 0; ; i++) {
       String id = "id-" + i;
       String key = s.keyOf(new CounterUpdate("r", id, 60_000, w, 1));
-      if (s.client().getNodeLocator().getPrimary(key).getSocketAddress().equals(node.socketAddress())) {
+      if (s.client()
+          .getNodeLocator()
+          .getPrimary(key)
+          .getSocketAddress()
+          .equals(node.socketAddress())) {
         return id;
       }
     }
@@ -242,19 +306,25 @@ class MemcachedCounterStoreTest {
   @Test
   void aDeadNodeOpensOnlyItsOwnBreakerWhenABatchSpansNodes() {
     try (MemcachedServer sick = MemcachedServer.start()) {
-      store = MemcachedCounterStore.builder().servers(server.address() + "," + sick.address())
-          .prefix("span" + PREFIX.incrementAndGet()).operationTimeout(Duration.ofMillis(100))
-          .circuitBreaker(3, Duration.ofMinutes(5)).build();
+      store =
+          MemcachedCounterStore.builder()
+              .servers(server.address() + "," + sick.address())
+              .prefix("span" + PREFIX.incrementAndGet())
+              .operationTimeout(Duration.ofMillis(100))
+              .circuitBreaker(3, Duration.ofMinutes(5))
+              .build();
       long w = clock.millis() / 60_000;
       CounterUpdate onSick = new CounterUpdate("r", identityOn(store, sick, w), 60_000, w, 1);
       CounterUpdate onHealthy = new CounterUpdate("r", identityOn(store, server, w), 60_000, w, 1);
       sick.stall();
       try {
         for (int i = 0; i < 5; i++) {
-          assertThrows(StoreUnavailableException.class, () -> store.increment(List.of(onHealthy, onSick)));
+          assertThrows(
+              StoreUnavailableException.class, () -> store.increment(List.of(onHealthy, onSick)));
         }
         assertTrue(store.breakerOpen(store.keyOf(onSick)), "the stalled node's breaker opened");
-        assertFalse(store.breakerOpen(store.keyOf(onHealthy)), "the healthy node's breaker stayed closed");
+        assertFalse(
+            store.breakerOpen(store.keyOf(onHealthy)), "the healthy node's breaker stayed closed");
         // Three batches reached both nodes; once the stalled node's breaker opened, batches were
         // refused before anything was sent, and the healthy node still counts on its own.
         assertEquals(4, store.increment(List.of(onHealthy))[0]);
@@ -273,14 +343,18 @@ class MemcachedCounterStoreTest {
     for (int i = 0; i < 3; i++) {
       assertThrows(StoreUnavailableException.class, () -> s.increment(List.of(u)));
     }
-    assertTrue(s.breakerOpen(s.keyOf(u)), "three unsent batches are three failures: the breaker opened");
+    assertTrue(
+        s.breakerOpen(s.keyOf(u)), "three unsent batches are three failures: the breaker opened");
   }
 
   @Test
   void configurationIsCheckedAtOnce() {
     assertThrows(IllegalArgumentException.class, () -> MemcachedCounterStore.builder().build());
-    assertThrows(IllegalArgumentException.class, () -> MemcachedCounterStore.builder().prefix("has space"));
-    assertThrows(IllegalArgumentException.class, () -> MemcachedCounterStore.builder().operationTimeout(Duration.ZERO));
+    assertThrows(
+        IllegalArgumentException.class, () -> MemcachedCounterStore.builder().prefix("has space"));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> MemcachedCounterStore.builder().operationTimeout(Duration.ZERO));
     assertNotEquals(Keys.part("a:b"), Keys.part("a_b"));
   }
 

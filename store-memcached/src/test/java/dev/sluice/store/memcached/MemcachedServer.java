@@ -20,8 +20,8 @@ import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 
 /**
- * A real memcached for tests, on a free loopback port: the local {@code memcached} binary when it is
- * on the PATH, else Testcontainers' memcached image when a Docker engine is reachable. It can be
+ * A real memcached for tests, on a free loopback port: the local {@code memcached} binary when it
+ * is on the PATH, else Testcontainers' memcached image when a Docker engine is reachable. It can be
  * killed, stalled (SIGSTOP), resumed (SIGCONT) and restarted, and reads the server's own {@code
  * stats}. Close it when done.
  */
@@ -53,29 +53,34 @@ public final class MemcachedServer implements AutoCloseable {
     if (MISSING_REPORTED.compareAndSet(false, true)) {
       throw new Missing();
     }
-    throw new org.opentest4j.TestAbortedException("memcached is not installed (see the first failure)");
+    throw new org.opentest4j.TestAbortedException(
+        "memcached is not installed (see the first failure)");
   }
 
   /** Set to a path to use that binary, or to {@code none} to act as if none were installed. */
   static final String BINARY_PROPERTY = "sluice.memcached";
-  private static final java.util.concurrent.atomic.AtomicBoolean MISSING_REPORTED = new java.util.concurrent.atomic.AtomicBoolean();
-  private static final java.util.function.Supplier<Boolean> DOCKER = new java.util.function.Supplier<>() {
-    private volatile Boolean answer;
 
-    @Override
-    public Boolean get() {
-      if (answer == null) {
-        answer = !"none".equals(System.getProperty(BINARY_PROPERTY)) && dockerAvailable();
-      }
-      return answer;
-    }
-  };
+  private static final java.util.concurrent.atomic.AtomicBoolean MISSING_REPORTED =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private static final java.util.function.Supplier<Boolean> DOCKER =
+      new java.util.function.Supplier<>() {
+        private volatile Boolean answer;
+
+        @Override
+        public Boolean get() {
+          if (answer == null) {
+            answer = !"none".equals(System.getProperty(BINARY_PROPERTY)) && dockerAvailable();
+          }
+          return answer;
+        }
+      };
 
   /** One line, no stack trace: the first test that needs memcached says how to get it. */
   static final class Missing extends IllegalStateException {
     Missing() {
-      super("memcached is not installed: run 'apt-get install -y memcached' (Debian/Ubuntu) or put a memcached "
-          + "binary on the PATH; with a Docker engine, Testcontainers starts one instead. Later tests that need it are skipped.");
+      super(
+          "memcached is not installed: run 'apt-get install -y memcached' (Debian/Ubuntu) or put a memcached "
+              + "binary on the PATH; with a Docker engine, Testcontainers starts one instead. Later tests that need it are skipped.");
     }
 
     @Override
@@ -155,12 +160,16 @@ public final class MemcachedServer implements AutoCloseable {
       OutputStream out = s.getOutputStream();
       out.write((command + "\r\n").getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+      BufferedReader in =
+          new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
       List<String> lines = new ArrayList<>();
       String line;
       while ((line = in.readLine()) != null) {
         lines.add(line);
-        if (last == null || line.startsWith(last) || line.startsWith("ERROR") || line.startsWith("CLIENT_ERROR")) {
+        if (last == null
+            || line.startsWith(last)
+            || line.startsWith("ERROR")
+            || line.startsWith("CLIENT_ERROR")) {
           break;
         }
       }
@@ -190,7 +199,8 @@ public final class MemcachedServer implements AutoCloseable {
 
   void awaitReady() {
     if (!await(START_TIMEOUT, this::answers)) {
-      throw new IllegalStateException("memcached did not answer on " + address() + " within " + START_TIMEOUT);
+      throw new IllegalStateException(
+          "memcached did not answer on " + address() + " within " + START_TIMEOUT);
     }
   }
 
@@ -289,14 +299,31 @@ public final class MemcachedServer implements AutoCloseable {
 
     @Override
     public void start() {
-      List<String> cmd = new ArrayList<>(List.of(binary, "-l", "127.0.0.1", "-p", String.valueOf(port),
-          "-U", "0", "-m", String.valueOf(megabytes), "-c", "4096", "-t", "2"));
+      List<String> cmd =
+          new ArrayList<>(
+              List.of(
+                  binary,
+                  "-l",
+                  "127.0.0.1",
+                  "-p",
+                  String.valueOf(port),
+                  "-U",
+                  "0",
+                  "-m",
+                  String.valueOf(megabytes),
+                  "-c",
+                  "4096",
+                  "-t",
+                  "2"));
       if ("root".equals(System.getProperty("user.name"))) {
         cmd.addAll(List.of("-u", "root"));
       }
       try {
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        process =
+            new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -317,7 +344,10 @@ public final class MemcachedServer implements AutoCloseable {
     @Override
     public void signal(String signal) {
       try {
-        new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).inheritIO().start().waitFor();
+        new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid()))
+            .inheritIO()
+            .start()
+            .waitFor();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       } catch (InterruptedException e) {
@@ -325,18 +355,23 @@ public final class MemcachedServer implements AutoCloseable {
       }
       // kill returns once the signal is sent; the process is stopped once all its threads are.
       boolean stop = signal.equals("STOP");
-      if (!await(Duration.ofSeconds(5), () -> {
-        Boolean stopped = stopped();
-        return stopped == null || stopped == stop;
-      })) {
-        throw new IllegalStateException("memcached did not " + (stop ? "stop" : "continue") + " on SIG" + signal);
+      if (!await(
+          Duration.ofSeconds(5),
+          () -> {
+            Boolean stopped = stopped();
+            return stopped == null || stopped == stop;
+          })) {
+        throw new IllegalStateException(
+            "memcached did not " + (stop ? "stop" : "continue") + " on SIG" + signal);
       }
     }
 
     /** Whether /proc says the process is stopped (state T); null where there is no /proc to ask. */
     private Boolean stopped() {
       try {
-        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", String.valueOf(process.pid()), "stat"));
+        String stat =
+            java.nio.file.Files.readString(
+                java.nio.file.Path.of("/proc", String.valueOf(process.pid()), "stat"));
         String rest = stat.substring(stat.lastIndexOf(')') + 1).trim();
         return rest.charAt(0) == 'T';
       } catch (IOException | RuntimeException e) {
@@ -350,9 +385,10 @@ public final class MemcachedServer implements AutoCloseable {
 
     @SuppressWarnings("resource")
     Container(int megabytes) {
-      container = new GenericContainer<>("memcached:1.6-alpine")
-          .withCommand("memcached", "-m", String.valueOf(megabytes))
-          .withExposedPorts(11211);
+      container =
+          new GenericContainer<>("memcached:1.6-alpine")
+              .withCommand("memcached", "-m", String.valueOf(megabytes))
+              .withExposedPorts(11211);
       container.start();
     }
 
