@@ -1,7 +1,7 @@
 package dev.sluice;
 
 /**
- * A per-identity limit (seed 001: a {@code quota} claim in the user's JWT). Returns the limit of
+ * A per-identity limit (for example a {@code quota} claim in the user's JWT). Returns the limit of
  * the rule's first tier for this request, or null to keep the rule's own; the rule's other tiers
  * are scaled by the same ratio (rounded up, at least 1). Implementations are thread-safe and fast:
  * they run on every request.

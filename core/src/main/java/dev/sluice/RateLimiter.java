@@ -39,7 +39,7 @@ public interface RateLimiter {
    */
   Decision tryAcquire(String key, long permits);
 
-  /** A builder of a sliding-window, fixed-rate limiter (seed 004: Cloudflare's counter). */
+  /** A builder of a sliding-window, fixed-rate limiter (Cloudflare's two-window counter). */
   static Builder slidingWindow(CounterStore store) {
     return new Builder(Algorithm.SLIDING_WINDOW, store);
   }

@@ -33,7 +33,7 @@ class SlidingWindowTest {
   }
 
   @Test
-  void theSeedsWorkedExample() {
+  void theWorkedExampleOfTheAlgorithm() {
     // 500/min; minute 22 saw 400, minute 23 has 250 so far; a request at 23:45.
     RateLimiter l = limiter(500, MINUTE);
     long w = clock.millis() / MINUTE;

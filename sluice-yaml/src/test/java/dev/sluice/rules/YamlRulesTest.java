@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 class YamlRulesTest {
 
-  static final String DESIGN_EXAMPLE =
+  static final String RULES_MD_EXAMPLE =
       """
       defaults:
         algorithm: sliding-window        # or fixed-window
@@ -40,8 +40,8 @@ class YamlRulesTest {
       """;
 
   @Test
-  void theDesignExampleReads() {
-    RuleSet rules = YamlRules.parse(DESIGN_EXAMPLE, "rules.yaml");
+  void theExampleOfDocsRulesMdReads() {
+    RuleSet rules = YamlRules.parse(RULES_MD_EXAMPLE, "rules.yaml");
     assertEquals(List.of("127.0.0.1/32", "10.0.0.0/8"), rules.trustedProxies());
     assertEquals(Set.of(RateLimitHeaders.Family.values()), rules.headers());
     Rule product = rules.rule("get-product").orElseThrow();
