@@ -12,34 +12,23 @@ import java.util.List;
  */
 public final class Decision {
 
-  private final boolean allowed;
+  private final Outcome outcome;
   private final Quota binding;
-  private final List<Quota> quotas;
-  private final Duration retryAfter;
-  private final StoreStatus storeStatus;
-  private final boolean shadowRejected;
-  private final boolean cached;
 
-  Decision(
-      boolean allowed,
-      Quota binding,
-      List<Quota> quotas,
-      Duration retryAfter,
-      StoreStatus storeStatus,
-      boolean shadowRejected,
-      boolean cached) {
-    this.allowed = allowed;
-    this.binding = binding;
-    this.quotas = quotas;
-    this.retryAfter = retryAfter;
-    this.storeStatus = storeStatus;
-    this.shadowRejected = shadowRejected;
-    this.cached = cached;
+  /** Wraps an immutable outcome ({@link Outcome#copy}) of a limit that applied. */
+  Decision(Outcome outcome) {
+    this.outcome = outcome;
+    this.binding = outcome.binding();
+  }
+
+  /** This decision as an outcome; read-only (a limiter refuses to write into it). */
+  public Outcome outcome() {
+    return outcome;
   }
 
   /** Whether the request may proceed. */
   public boolean allowed() {
-    return allowed;
+    return outcome.allowed();
   }
 
   /** The quota that decided (see the class comment). */
@@ -83,7 +72,7 @@ public final class Decision {
    * allowed. For a request larger than a tier's limit, which can never pass, the tier's period.
    */
   public Duration retryAfter() {
-    return retryAfter;
+    return Duration.ofMillis(outcome.retryAfterMillis());
   }
 
   /**
@@ -91,48 +80,31 @@ public final class Decision {
    * is then unknown; also empty when the local deny cache answered, apart from the binding.
    */
   public List<Quota> quotas() {
-    return quotas;
+    return outcome.quotas();
   }
 
   /** Whether the store answered, and if not, which way the decision fell. */
   public StoreStatus storeStatus() {
-    return storeStatus;
+    return outcome.storeStatus();
   }
 
   /** Whether the store failed or timed out for this decision. */
   public boolean storeFailed() {
-    return storeStatus != StoreStatus.OK;
+    return outcome.storeFailed();
   }
 
   /** Whether a shadow policy would have rejected this request (it was not rejected for it). */
   public boolean shadowRejected() {
-    return shadowRejected;
+    return outcome.shadowRejected();
   }
 
   /** Whether the local deny cache answered, with no store call. */
   public boolean fromDenyCache() {
-    return cached;
+    return outcome.fromDenyCache();
   }
 
   @Override
   public String toString() {
-    return (allowed ? "allowed" : "rejected")
-        + "{policy="
-        + binding.policy()
-        + ", limit="
-        + limit()
-        + ", used="
-        + used()
-        + ", remaining="
-        + remaining()
-        + ", resetAfter="
-        + resetAfter()
-        + ", retryAfter="
-        + retryAfter
-        + ", store="
-        + storeStatus
-        + (shadowRejected ? ", shadowRejected" : "")
-        + (cached ? ", cached" : "")
-        + "}";
+    return outcome.toString();
   }
 }

@@ -1,14 +1,20 @@
 package dev.sluice;
 
+import dev.sluice.algorithm.WindowLimit;
+import java.util.ArrayList;
 import java.util.List;
 
-/** One limiter or rule as the engine sees it: immutable, shared by every thread. */
-final class Policy {
+/**
+ * One limiter or rule as the {@link Engine} counts it: its id, algorithm, tiers and switches, with
+ * each tier's algorithm and the policy's deny cache. Made by {@link Engine#policy}; immutable apart
+ * from the deny cache, and shared by every thread.
+ */
+public final class Policy {
 
   final String id;
   final Algorithm algorithm;
   final Tier[] tiers;
-  final long[] periodMillis;
+  final WindowLimit[] limits;
   final boolean failClosed;
   final boolean shadow;
   final boolean staggered;
@@ -24,50 +30,36 @@ final class Policy {
       boolean shadow,
       boolean staggered,
       int denyCacheSize) {
-    this(
-        id,
-        algorithm,
-        tiers,
-        failClosed,
-        shadow,
-        staggered,
-        shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize));
-  }
-
-  private Policy(
-      String id,
-      Algorithm algorithm,
-      List<Tier> tiers,
-      boolean failClosed,
-      boolean shadow,
-      boolean staggered,
-      DenyCache denyCache) {
     this.id = id;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
-    this.periodMillis = new long[this.tiers.length];
-    for (int i = 0; i < this.tiers.length; i++) {
-      periodMillis[i] = this.tiers[i].periodMillis();
+    this.limits = new WindowLimit[this.tiers.length];
+    for (int i = 0; i < limits.length; i++) {
+      limits[i] = algorithm.limit(this.tiers[i], staggered);
     }
     this.failClosed = failClosed;
     this.shadow = shadow;
-    this.staggered = staggered && algorithm == Algorithm.FIXED_WINDOW;
-    this.denyCache = denyCache;
+    this.staggered = staggered;
+    this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
+  }
+
+  /** The rule or limiter id, part of every counter's key. */
+  public String id() {
+    return id;
   }
 
   /**
    * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
-   * ratio (rounded up, at least 1). It shares the counters (same id and periods), not the deny
-   * cache.
+   * ratio (rounded up, at least 1). It shares the counters (same id and periods) and has its own
+   * deny cache: a denial under one limit says nothing about another.
    */
-  Policy withFirstLimit(long limit) {
+  public Policy withFirstLimit(long limit) {
     double ratio = limit / (double) tiers[0].limit();
-    List<Tier> scaled = new java.util.ArrayList<>(tiers.length);
+    List<Tier> scaled = new ArrayList<>(tiers.length);
     for (int i = 0; i < tiers.length; i++) {
       long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(tiers[i].limit() * ratio));
       scaled.add(new Tier(l, tiers[i].period()));
     }
-    // Its own deny cache: a denial under one limit says nothing about another.
     return new Policy(
         id,
         algorithm,
@@ -75,18 +67,17 @@ final class Policy {
         failClosed,
         shadow,
         staggered,
-        denyCache == null ? null : new DenyCache(denyCache.capacity()));
+        denyCache == null ? 0 : denyCache.capacity());
   }
 
-  /**
-   * Where this identity's windows of the given period begin, in [0, period): 0 unless boundaries
-   * are staggered, then a hash of the identity, the same on every instance of a fleet.
-   */
-  long offset(String identity, long period) {
-    if (!staggered) {
-      return 0;
+  /** The smallest limit of any tier. */
+  Tier tightest() {
+    Tier t = tiers[0];
+    for (Tier o : tiers) {
+      if (o.limit() < t.limit()) {
+        t = o;
+      }
     }
-    long h = identity.hashCode() * 0x9E3779B97F4A7C15L;
-    return Math.floorMod(h ^ (h >>> 32), period);
+    return t;
   }
 }

@@ -2,7 +2,6 @@ package dev.sluice;
 
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -23,6 +22,9 @@ import java.util.Objects;
  * cache, without a store call, until the instant it could pass. A store failure never throws: it
  * comes back as a decision marked failed-open (or failed-closed, when configured).
  *
+ * <p>{@link #tryAcquire(String, long, Outcome)} writes into an {@link Outcome} the caller reuses
+ * and allocates nothing on the allow path; the others return an immutable {@link Decision}.
+ *
  * <p>Implementations are thread-safe.
  */
 public interface RateLimiter {
@@ -37,7 +39,19 @@ public interface RateLimiter {
    *
    * @throws IllegalArgumentException if {@code permits <= 0}
    */
-  Decision tryAcquire(String key, long permits);
+  default Decision tryAcquire(String key, long permits) {
+    Outcome out = new Outcome();
+    tryAcquire(key, permits, out);
+    return new Decision(out.copy());
+  }
+
+  /**
+   * Asks for {@code permits} permits for {@code key} and writes the answer into {@code out}.
+   *
+   * @return whether the permits were granted ({@code out.allowed()})
+   * @throws IllegalArgumentException if {@code permits <= 0}
+   */
+  boolean tryAcquire(String key, long permits, Outcome out);
 
   /** A builder of a sliding-window, fixed-rate limiter (Cloudflare's two-window counter). */
   static Builder slidingWindow(CounterStore store) {
@@ -50,22 +64,19 @@ public interface RateLimiter {
   }
 
   /** Configures a {@link RateLimiter}; not thread-safe, validates each value when it is set. */
-  final class Builder {
+  final class Builder extends LimiterBuilder<Builder> {
     /** Deny cache entries per limiter unless told otherwise. */
-    public static final int DEFAULT_DENY_CACHE_SIZE = 10_000;
+    public static final int DEFAULT_DENY_CACHE_SIZE = LimiterBuilder.DEFAULT_DENY_CACHE_SIZE;
 
     private final Algorithm algorithm;
-    private final CounterStore store;
     private final List<Tier> tiers = new ArrayList<>();
-    private InstantSource clock = InstantSource.system();
     private String id = "default";
     private boolean failClosed;
     private boolean staggered;
-    private int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
 
     Builder(Algorithm algorithm, CounterStore store) {
+      super(store);
       this.algorithm = algorithm;
-      this.store = Objects.requireNonNull(store, "store");
     }
 
     /** Adds a tier: at most {@code limit} permits per {@code period}. */
@@ -76,12 +87,6 @@ public interface RateLimiter {
     /** Adds a tier. */
     public Builder tier(Tier tier) {
       tiers.add(Objects.requireNonNull(tier, "tier"));
-      return this;
-    }
-
-    /** Where time comes from; the system clock by default. A fleet must share wall-clock time. */
-    public Builder clock(InstantSource clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
@@ -108,19 +113,8 @@ public interface RateLimiter {
      * all reset at the same instant. Off by default.
      */
     public Builder staggerWindows(boolean staggered) {
-      if (staggered && algorithm != Algorithm.FIXED_WINDOW) {
-        throw new IllegalArgumentException("staggerWindows applies to the fixed window only");
-      }
+      algorithm.checkStagger(staggered);
       this.staggered = staggered;
-      return this;
-    }
-
-    /** Bounds the local deny cache; 0 turns it off. */
-    public Builder denyCacheSize(int size) {
-      if (size < 0) {
-        throw new IllegalArgumentException("denyCacheSize must be >= 0");
-      }
-      this.denyCacheSize = size;
       return this;
     }
 
@@ -130,12 +124,9 @@ public interface RateLimiter {
      * @throws IllegalArgumentException if no tier was added
      */
     public RateLimiter build() {
-      if (tiers.isEmpty()) {
-        throw new IllegalArgumentException("tiers: at least one tier is required");
-      }
-      Tier.checkDistinctPeriods(tiers);
-      Policy policy = new Policy(id, algorithm, tiers, failClosed, false, staggered, denyCacheSize);
-      return new SingleRateLimiter(new Evaluator(store, clock), policy);
+      Engine engine = Engine.of(this);
+      return new SingleRateLimiter(
+          engine, engine.policy(id, algorithm, tiers, failClosed, false, staggered));
     }
   }
 }

@@ -3,35 +3,36 @@ package dev.sluice;
 /** A {@link RateLimiter} of one policy. */
 final class SingleRateLimiter implements RateLimiter {
 
-  private final Evaluator evaluator;
-  private final Policy[] policies;
+  private final Engine engine;
+  private final Policy policy;
 
-  SingleRateLimiter(Evaluator evaluator, Policy policy) {
-    this.evaluator = evaluator;
-    this.policies = new Policy[] {policy};
+  SingleRateLimiter(Engine engine, Policy policy) {
+    this.engine = engine;
+    this.policy = policy;
   }
 
   @Override
-  public Decision tryAcquire(String key, long permits) {
+  public boolean tryAcquire(String key, long permits, Outcome out) {
     if (key == null) {
       throw new NullPointerException("key");
     }
-    return evaluator.decide(policies, new String[] {key}, 1, permits);
+    engine.begin(out);
+    engine.add(out, policy, key);
+    return engine.decide(out, permits);
   }
 
   Policy policy() {
-    return policies[0];
+    return policy;
   }
 
   @Override
   public String toString() {
-    Policy p = policies[0];
     return "RateLimiter{"
-        + p.id
+        + policy.id
         + ", "
-        + p.algorithm
+        + policy.algorithm
         + ", "
-        + java.util.Arrays.toString(p.tiers)
+        + java.util.Arrays.toString(policy.tiers)
         + "}";
   }
 }

@@ -31,11 +31,15 @@ public record Tier(long limit, Duration period) {
   static final Duration MAX_PERIOD = Duration.ofDays(366);
 
   /**
-   * Two tiers of one limiter with the same period would share one counter and so count twice.
+   * Checks the tiers of one limit: at least one, and no two with the same period (they would share
+   * one counter and so count twice).
    *
-   * @throws IllegalArgumentException naming the period
+   * @throws IllegalArgumentException naming the problem
    */
-  static void checkDistinctPeriods(java.util.List<Tier> tiers) {
+  public static void checkTiers(java.util.List<Tier> tiers) {
+    if (tiers.isEmpty()) {
+      throw new IllegalArgumentException("tiers: at least one tier is required");
+    }
     for (int i = 0; i < tiers.size(); i++) {
       for (int j = 0; j < i; j++) {
         if (tiers.get(i).period.equals(tiers.get(j).period)) {
@@ -45,11 +49,26 @@ public record Tier(long limit, Duration period) {
                   + "] and tiers["
                   + i
                   + "] have the same period "
-                  + Rule.format(tiers.get(i).period)
+                  + tiers.get(i).periodText()
                   + " (one counter per period: keep the smaller limit)");
         }
       }
     }
+  }
+
+  /**
+   * The period as headers and logs name it: whole seconds ({@code 60s}) or else milliseconds
+   * ({@code 500ms}).
+   */
+  public String periodText() {
+    long ms = period.toMillis();
+    return ms % 1_000 == 0 ? ms / 1_000 + "s" : ms + "ms";
+  }
+
+  /** {@code limit/period}, e.g. {@code 100/60s}. */
+  @Override
+  public String toString() {
+    return limit + "/" + periodText();
   }
 
   /** Shorthand for {@code new Tier(limit, period)}. */

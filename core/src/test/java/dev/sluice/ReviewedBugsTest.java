@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.http.QuotaResolver;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.Rule;
+import dev.sluice.http.RuleSet;
+import dev.sluice.http.TestRequest;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
@@ -137,7 +143,7 @@ class ReviewedBugsTest {
             .build();
     RequestLimiter l = limiter(QuotaResolver.NONE, shadow);
     for (int i = 0; i < 3; i++) {
-      Decision d = l.decide(TestRequest.get("/api/x"));
+      Decision d = l.decide(TestRequest.get("/api/x")).orElseThrow();
       assertNotNull(d);
       assertTrue(d.allowed());
       assertEquals(i > 0, d.shadowRejected());
@@ -175,7 +181,7 @@ class ReviewedBugsTest {
             limiter(QuotaResolver.NONE, shadow), limiter(QuotaResolver.NONE, shadow, enforced))) {
       store.clear();
       for (int i = 0; i < 5; i++) {
-        assertTrue(l.decide(TestRequest.get("/api/x")).allowed());
+        assertTrue(l.decide(TestRequest.get("/api/x")).orElseThrow().allowed());
       }
       assertEquals(
           2,
@@ -198,10 +204,10 @@ class ReviewedBugsTest {
             .tier(1, Duration.ofMinutes(1))
             .build();
     RequestLimiter l = limiter(QuotaResolver.attribute("quota"), r);
-    assertTrue(l.decide(TestRequest.get("/api/x")).allowed());
-    Decision denied = l.decide(TestRequest.get("/api/x"));
+    assertTrue(l.decide(TestRequest.get("/api/x")).orElseThrow().allowed());
+    Decision denied = l.decide(TestRequest.get("/api/x")).orElseThrow();
     assertFalse(denied.allowed());
-    Decision upgraded = l.decide(TestRequest.get("/api/x").attribute("quota", 10));
+    Decision upgraded = l.decide(TestRequest.get("/api/x").attribute("quota", 10)).orElseThrow();
     assertTrue(
         upgraded.allowed(), "a base-limit denial must not answer for a limit of 10: " + upgraded);
     assertFalse(upgraded.fromDenyCache());
@@ -218,11 +224,11 @@ class ReviewedBugsTest {
             .tier(2, Duration.ofMinutes(1))
             .build();
     RequestLimiter l = limiter(QuotaResolver.NONE, r);
-    assertTrue(l.decide(new TestRequest("HEAD", "/api/report")).allowed());
-    assertTrue(l.decide(new TestRequest("head", "/api/report")).allowed());
-    assertFalse(l.decide(new TestRequest("HEAD", "/api/report")).allowed());
-    assertEquals(
-        null, l.decide(new TestRequest("POST", "/api/report")), "other methods stay outside");
+    assertTrue(l.decide(new TestRequest("HEAD", "/api/report")).orElseThrow().allowed());
+    assertTrue(l.decide(new TestRequest("head", "/api/report")).orElseThrow().allowed());
+    assertFalse(l.decide(new TestRequest("HEAD", "/api/report")).orElseThrow().allowed());
+    assertTrue(
+        l.decide(new TestRequest("POST", "/api/report")).isEmpty(), "other methods stay outside");
   }
 
   @Test
@@ -238,7 +244,9 @@ class ReviewedBugsTest {
     int allowed = 0;
     for (int i = 0; i < 10; i++) {
       allowed +=
-          l.decide(TestRequest.get("/api/x").header("X-Api-Key", "invented-" + i)).allowed()
+          l.decide(TestRequest.get("/api/x").header("X-Api-Key", "invented-" + i))
+                  .orElseThrow()
+                  .allowed()
               ? 1
               : 0;
     }

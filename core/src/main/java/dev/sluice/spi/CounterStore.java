@@ -23,6 +23,29 @@ public interface CounterStore extends AutoCloseable {
    */
   long[] increment(List<CounterUpdate> updates);
 
+  /**
+   * {@link #increment} for a batch: reports each counter's counts through {@link
+   * CounterBatch#counted}. The default goes through {@link #increment(List)}; a store on the hot
+   * path of a single instance overrides it to allocate nothing.
+   *
+   * @throws IllegalStateException if the store answered with fewer counts than counters
+   */
+  default void increment(CounterBatch batch) {
+    int n = batch.size();
+    long[] counts = increment(batch.updates());
+    if (counts == null || counts.length < 2 * n) {
+      throw new IllegalStateException(
+          "store returned "
+              + (counts == null ? "null" : counts.length + " counts")
+              + " for "
+              + n
+              + " counters");
+    }
+    for (int i = 0; i < n; i++) {
+      batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+    }
+  }
+
   /** Asynchronous {@link #increment}; the default runs it in the calling thread. */
   default CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
     try {

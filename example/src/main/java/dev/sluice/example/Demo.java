@@ -1,6 +1,6 @@
 package dev.sluice.example;
 
-import dev.sluice.RuleSet;
+import dev.sluice.http.RuleSet;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.rules.RulesException;
 import dev.sluice.rules.YamlRules;

@@ -3,8 +3,8 @@ package dev.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.QuotaResolver;
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.QuotaResolver;
+import dev.sluice.http.RequestLimiter;
 import dev.sluice.jaxrs.RateLimited;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.rules.YamlRules;

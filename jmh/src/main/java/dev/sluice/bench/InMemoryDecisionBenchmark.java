@@ -1,5 +1,7 @@
 package dev.sluice.bench;
 
+import dev.sluice.Decision;
+import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import io.github.bucket4j.Bandwidth;
@@ -9,6 +11,7 @@ import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
 import java.util.function.Predicate;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -37,7 +40,12 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class InMemoryDecisionBenchmark {
 
-  @Param({"sluice-sliding", "sluice-fixed", "bucket4j", "resilience4j", "guava"})
+  /**
+   * {@code sluice-sliding} and {@code sluice-fixed} decide into a per-thread {@link Outcome} (the
+   * call the filters make); {@code sluice-decision} is the sliding window through the convenient
+   * {@link Decision}-returning call.
+   */
+  @Param({"sluice-sliding", "sluice-fixed", "sluice-decision", "bucket4j", "resilience4j", "guava"})
   public String limiter;
 
   @Param({"1", "100000"})
@@ -47,11 +55,12 @@ public class InMemoryDecisionBenchmark {
   public String path;
 
   private String[] names;
-  private Predicate<String> decide;
+  private BiPredicate<String, Cursor> decide;
 
   @State(Scope.Thread)
   public static class Cursor {
     int next;
+    final Outcome outcome = new Outcome();
   }
 
   @Setup(Level.Trial)
@@ -72,6 +81,14 @@ public class InMemoryDecisionBenchmark {
                       .tier(limit, period)
                       .denyCacheSize(denyCache())
                       .build());
+          case "sluice-decision" -> {
+            RateLimiter l =
+                RateLimiter.slidingWindow(store())
+                    .tier(limit, period)
+                    .denyCacheSize(denyCache())
+                    .build();
+            yield (k, c) -> l.tryAcquire(k).allowed();
+          }
           case "sluice-fixed" ->
               sluice(
                   RateLimiter.fixedWindow(store())
@@ -108,13 +125,14 @@ public class InMemoryDecisionBenchmark {
         };
     // Every key takes its first permit before measuring: on the reject path it is then over its
     // limit.
+    Cursor setup = new Cursor();
     for (String k : names) {
-      boolean unused = decide.test(k);
+      boolean unused = decide.test(k, setup);
     }
-    if (!allow && decide.test(names[0])) {
+    if (!allow && decide.test(names[0], setup)) {
       throw new IllegalStateException(limiter + " should reject");
     }
-    if (allow && !decide.test(names[0])) {
+    if (allow && !decide.test(names[0], setup)) {
       throw new IllegalStateException(limiter + " should allow");
     }
   }
@@ -128,20 +146,20 @@ public class InMemoryDecisionBenchmark {
     return InMemoryCounterStore.builder().maximumCounters(Math.max(1_000, 2L * keys)).build();
   }
 
-  private static Predicate<String> sluice(RateLimiter l) {
-    return k -> l.tryAcquire(k).allowed();
+  private static BiPredicate<String, Cursor> sluice(RateLimiter l) {
+    return (k, c) -> l.tryAcquire(k, 1, c.outcome);
   }
 
-  private static <T> Predicate<String> perKey(
+  private static <T> BiPredicate<String, Cursor> perKey(
       java.util.function.Function<String, T> create, Predicate<T> acquire) {
     ConcurrentHashMap<String, T> map = new ConcurrentHashMap<>();
-    return k -> acquire.test(map.computeIfAbsent(k, create));
+    return (k, c) -> acquire.test(map.computeIfAbsent(k, create));
   }
 
   private boolean next(Cursor c) {
     int i = c.next;
     c.next = i + 1 == keys ? 0 : i + 1;
-    return decide.test(names[i]);
+    return decide.test(names[i], c);
   }
 
   @Benchmark
@@ -156,7 +174,7 @@ public class InMemoryDecisionBenchmark {
     return next(c);
   }
 
-  /** Contention on one hot key (run with keys=1). */
+  /** Four threads: on 100,000 keys, the spread of a busy API; on one key, contention. */
   @Benchmark
   @Threads(4)
   public boolean fourThreads(Cursor c) {

@@ -1,6 +1,6 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;

@@ -1,6 +1,6 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.RequestInfo;
+import dev.sluice.http.RequestInfo;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import java.security.Principal;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.RequestLimiter;
-import dev.sluice.Rule;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.Rule;
 import dev.sluice.rules.Periods;
 import jakarta.ws.rs.HttpMethod;
 import jakarta.ws.rs.Path;
@@ -50,11 +50,15 @@ final class RateLimitedFeature implements DynamicFeature {
     int i = 0;
     for (RateLimited l : limits) {
       String where = type.getSimpleName() + "." + m.getName() + " @RateLimited[" + i++ + "]";
-      Duration period = Periods.parse(l.period());
-      if (period == null) {
-        throw new IllegalStateException(
-            where + ": bad period '" + l.period() + "' (use e.g. 500ms, 10s, 5m, 1h)");
-      }
+      Duration period =
+          Periods.parse(l.period())
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          where
+                              + ": bad period '"
+                              + l.period()
+                              + "' (use e.g. 500ms, 10s, 5m, 1h)"));
       String id =
           l.id().isEmpty() ? (httpMethod == null ? "*" : httpMethod) + " " + template : l.id();
       if (limits.size() > 1 && l.id().isEmpty()) {
@@ -164,7 +168,7 @@ final class RateLimitedFeature implements DynamicFeature {
     public void filter(ContainerRequestContext ctx) {
       Responses.apply(
           limiter,
-          () -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx)),
+          out -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out),
           ctx);
     }
 

@@ -1,15 +1,16 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Decision;
-import dev.sluice.RateLimitHeaders;
-import dev.sluice.RequestLimiter;
-import dev.sluice.RuleSet;
+import dev.sluice.Outcome;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RuleSet;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,19 +24,23 @@ final class Responses {
    */
   static final String DECISION = "dev.sluice.decision";
 
+  /** Each request thread's outcome, reused: the decision itself allocates nothing. */
+  private static final ThreadLocal<Outcome> OUTCOMES = ThreadLocal.withInitial(Outcome::new);
+
   private Responses() {}
 
   /**
    * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
    * limiter fails open on its own errors, and an error here lets the request through.
    */
-  static void apply(
-      RequestLimiter limiter, Supplier<Decision> decide, ContainerRequestContext ctx) {
+  static void apply(RequestLimiter limiter, Consumer<Outcome> decide, ContainerRequestContext ctx) {
     try {
-      Decision d = decide.get();
-      if (d == null) {
+      Outcome out = OUTCOMES.get();
+      decide.accept(out);
+      if (!out.applied()) {
         return;
       }
+      Decision d = out.toDecision().orElseThrow();
       Decision earlier = (Decision) ctx.getProperty(DECISION);
       if (earlier == null || !d.allowed() || d.remaining() < earlier.remaining()) {
         ctx.setProperty(DECISION, d);

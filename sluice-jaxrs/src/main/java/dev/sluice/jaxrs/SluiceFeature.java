@@ -1,9 +1,9 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.DecisionListener;
-import dev.sluice.QuotaResolver;
-import dev.sluice.RequestLimiter;
-import dev.sluice.RuleSet;
+import dev.sluice.http.QuotaResolver;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RuleSet;
 import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;

@@ -1,6 +1,6 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.PreMatching;
@@ -23,6 +23,6 @@ final class SluiceRequestFilter implements ContainerRequestFilter {
 
   @Override
   public void filter(ContainerRequestContext ctx) {
-    Responses.apply(limiter, () -> limiter.decide(new JaxrsRequest(ctx, container)), ctx);
+    Responses.apply(limiter, out -> limiter.decide(new JaxrsRequest(ctx, container), out), ctx);
   }
 }

@@ -1,7 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Decision;
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;

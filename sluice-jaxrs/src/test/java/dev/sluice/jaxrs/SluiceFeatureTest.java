@@ -138,7 +138,7 @@ class SluiceFeatureTest extends JerseyTest {
     assertEquals("2", r.getHeaderString("X-RateLimit-Limit"));
     assertEquals("1", r.getHeaderString("X-RateLimit-Remaining"));
     assertEquals(
-        "\"get-product-1m\";q=100;w=60, \"get-product-1s\";q=2;w=1",
+        "\"get-product-60s\";q=100;w=60, \"get-product-1s\";q=2;w=1",
         r.getHeaderString("RateLimit-Policy"),
         "the shadow rule is not advertised");
     assertEquals(200, get("v1/organizations/acme/product/2", null).getStatus());

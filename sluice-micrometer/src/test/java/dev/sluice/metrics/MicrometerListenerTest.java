@@ -3,8 +3,8 @@ package dev.sluice.metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.RequestInfo;
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.RequestInfo;
+import dev.sluice.http.RequestLimiter;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
@@ -67,7 +67,7 @@ class MicrometerListenerTest {
                     "m.yaml"))
             .build();
     for (int i = 0; i < 4; i++) {
-      l.decide(request("192.0.2.9"));
+      assertTrue(l.decide(request("192.0.2.9")).isPresent());
     }
     assertEquals(2, count("strict", "allowed"));
     assertEquals(2, count("strict", "rejected"), "one counted by the store, one by the deny cache");
@@ -79,7 +79,7 @@ class MicrometerListenerTest {
         registry.find("sluice.store.calls").timer().count(),
         "the cached reject made no store call");
     store.failWith(new IllegalStateException("down"));
-    l.decide(request("192.0.2.10"));
+    assertTrue(l.decide(request("192.0.2.10")).isPresent());
     assertEquals(1, count("strict", "failed-open"));
     assertEquals(1, count("dark", "failed-open"));
   }
@@ -100,7 +100,7 @@ class MicrometerListenerTest {
                     "e.yaml"))
             .build();
     for (int i = 0; i < 3; i++) {
-      assertTrue(l.decide(request("192.0.2.11")).allowed());
+      assertTrue(l.decide(request("192.0.2.11")).orElseThrow().allowed());
     }
     assertEquals(
         3,

@@ -1,10 +1,10 @@
 package dev.sluice.servlet;
 
-import dev.sluice.Decision;
-import dev.sluice.RateLimitHeaders;
-import dev.sluice.RequestInfo;
-import dev.sluice.RequestLimiter;
-import dev.sluice.RuleSet;
+import dev.sluice.Outcome;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.RequestInfo;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RuleSet;
 import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
@@ -109,6 +109,9 @@ public final class SluiceFilter implements Filter {
     LOG.info("rate limit rules in force (from {}, store {}):\n{}", rules, created, limiter);
   }
 
+  /** Each request thread's outcome, reused: the decision itself allocates nothing. */
+  private static final ThreadLocal<Outcome> OUTCOMES = ThreadLocal.withInitial(Outcome::new);
+
   /** The limiter: its kill switch, rule switches and {@code update}. */
   public RequestLimiter limiter() {
     return limiter;
@@ -123,28 +126,25 @@ public final class SluiceFilter implements Filter {
       return;
     }
     RequestLimiter l = limiter;
-    Decision d;
+    Outcome out = OUTCOMES.get();
     try {
-      d = l.decide(new ServletRequestInfo(request));
-      if (d != null) {
-        RuleSet rules = l.rules();
-        for (Map.Entry<String, String> h :
-            RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), l.clock().millis())) {
-          response.setHeader(h.getKey(), h.getValue());
-        }
-      }
+      l.decide(new ServletRequestInfo(request), out);
+      RuleSet rules = l.rules();
+      RateLimitHeaders.write(
+          out, rules.headers(), rules.resetFormat(), l.clock().millis(), response::setHeader);
     } catch (RuntimeException e) {
       // The limiter fails open on its own errors; this is the last guard, never the client's
       // problem.
       LOG.error("rate limiting failed; the request goes on unlimited", e);
-      d = null;
-    }
-    if (d == null || d.allowed()) {
       chain.doFilter(req, res);
       return;
     }
-    byte[] body = RateLimitHeaders.problem(d).getBytes(StandardCharsets.UTF_8);
-    response.setStatus(RateLimitHeaders.status(d));
+    if (out.allowed()) {
+      chain.doFilter(req, res);
+      return;
+    }
+    byte[] body = RateLimitHeaders.problem(out).getBytes(StandardCharsets.UTF_8);
+    response.setStatus(RateLimitHeaders.status(out));
     response.setContentType(RateLimitHeaders.PROBLEM_JSON);
     response.setContentLength(body.length);
     response.getOutputStream().write(body);

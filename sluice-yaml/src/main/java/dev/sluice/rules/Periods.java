@@ -1,6 +1,7 @@
 package dev.sluice.rules;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * Reads periods written as in the rules file: {@code 500ms}, {@code 10s}, {@code 5m}, {@code 1h},
@@ -10,9 +11,30 @@ public final class Periods {
 
   private Periods() {}
 
-  /** The period, or null if {@code text} is not one (or is zero). */
-  public static Duration parse(String text) {
+  /** The period, or empty if {@code text} is not one (or is zero). */
+  public static Optional<Duration> parse(String text) {
     Duration d = text == null ? null : YamlRules.period(text);
-    return d == null || d.isZero() ? null : d;
+    return d == null || d.isZero() ? Optional.empty() : Optional.of(d);
+  }
+
+  /**
+   * A period as the rules file writes it, in its largest whole unit: {@code 1d}, {@code 2h}, {@code
+   * 5m}, {@code 10s} or {@code 500ms}.
+   */
+  public static String format(Duration d) {
+    long ms = d.toMillis();
+    if (ms % 86_400_000 == 0) {
+      return ms / 86_400_000 + "d";
+    }
+    if (ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
   }
 }

@@ -1,7 +1,7 @@
 package dev.sluice.rules;
 
-import dev.sluice.RequestLimiter;
-import dev.sluice.RuleSet;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RuleSet;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,10 +1,10 @@
 package dev.sluice.rules;
 
 import dev.sluice.Algorithm;
-import dev.sluice.ForwardedHeader;
-import dev.sluice.RateLimitHeaders;
-import dev.sluice.Rule;
-import dev.sluice.RuleSet;
+import dev.sluice.http.ForwardedHeader;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.Rule;
+import dev.sluice.http.RuleSet;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.RequestLimiter;
+import dev.sluice.http.RequestLimiter;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.nio.file.Files;
 import java.nio.file.Path;

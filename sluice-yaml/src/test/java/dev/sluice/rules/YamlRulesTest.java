@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
-import dev.sluice.ForwardedHeader;
-import dev.sluice.RateLimitHeaders;
-import dev.sluice.Rule;
-import dev.sluice.RuleSet;
+import dev.sluice.http.ForwardedHeader;
+import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.Rule;
+import dev.sluice.http.RuleSet;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

@@ -1,48 +1,78 @@
 package dev.sluice.store.inmemory;
 
-/** The two newest windows of one counter. Guarded by its own monitor. */
+import dev.sluice.spi.CounterBatch;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The two newest windows of one counter, lock-free on the common path: window {@code w} lives in
+ * slot {@code w & 1}, labelled with {@code w}. Adding to a window whose slot still holds an older
+ * one resets the slot first (under the counter's monitor, rare: once per window); every other add
+ * is one atomic add. Counts saturate at {@link Long#MAX_VALUE}.
+ */
 final class Counter {
 
-  private long window = Long.MIN_VALUE;
-  private long current;
-  private long previous;
+  private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(long[].class);
+
+  /** {@code [label0, count0, label1, count1]}: each window slot's index and count. */
+  private final long[] slots = {Long.MIN_VALUE, 0, Long.MIN_VALUE, 0};
 
   /**
-   * Adds to {@code w} and writes (count of w, count of w − 1) to {@code out[at]}, {@code
-   * out[at+1]}.
+   * Adds to window {@code w} and reports (count of w, count of w − 1). A window older than the two
+   * newest counts as forgotten: the add is dropped and reported as if alone.
    */
-  synchronized void add(long w, long delta, long[] out, int at) {
-    if (w > window) {
-      previous = w == window + 1 ? current : 0;
-      current = 0;
-      window = w;
-    }
-    if (w == window) {
-      current = saturatedSum(current, delta);
-      out[at] = current;
-      out[at + 1] = previous;
-    } else if (w == window - 1) {
-      // A late writer (its clock behind ours) still lands in the window it meant.
-      previous = saturatedSum(previous, delta);
-      out[at] = previous;
-      out[at + 1] = 0;
-    } else {
-      out[at] = delta;
-      out[at + 1] = 0;
-    }
-  }
-
-  synchronized void subtract(long w, long delta) {
-    if (w == window) {
-      current = Math.max(0, current - delta);
-    } else if (w == window - 1) {
-      previous = Math.max(0, previous - delta);
+  void add(long w, long delta, CounterBatch out, int i) {
+    int at = (int) (w & 1) << 1;
+    while (true) {
+      long label = (long) SLOTS.getVolatile(slots, at);
+      if (label == w) {
+        long before = (long) SLOTS.getAndAdd(slots, at + 1, delta);
+        long sum = before + delta;
+        if (((before ^ sum) & (delta ^ sum)) < 0 || before < 0) {
+          // Past Long.MAX_VALUE: stay there.
+          SLOTS.setVolatile(slots, at + 1, Long.MAX_VALUE);
+          sum = Long.MAX_VALUE;
+        }
+        out.counted(i, sum, count(w - 1));
+        return;
+      }
+      if (label > w) {
+        out.counted(i, delta, 0);
+        return;
+      }
+      reset(at, w);
     }
   }
 
-  /** Counts never wrap: past Long.MAX_VALUE they stay there. */
-  private static long saturatedSum(long a, long b) {
-    long sum = a + b;
-    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+  /** Puts window {@code w} in its slot with count 0, unless a writer already has. */
+  private synchronized void reset(int at, long w) {
+    if ((long) SLOTS.getVolatile(slots, at) < w) {
+      // The count first: a writer that sees the new label must see the count it starts from.
+      SLOTS.setVolatile(slots, at + 1, 0L);
+      SLOTS.setVolatile(slots, at, w);
+    }
+  }
+
+  /** The count of window {@code w}, or 0 if its slot holds another window. */
+  private long count(long w) {
+    int at = (int) (w & 1) << 1;
+    long count = (long) SLOTS.getVolatile(slots, at + 1);
+    return (long) SLOTS.getVolatile(slots, at) == w ? count : 0;
+  }
+
+  /** Subtracts from window {@code w} (never below 0); a forgotten window stays forgotten. */
+  void subtract(long w, long delta) {
+    int at = (int) (w & 1) << 1;
+    while ((long) SLOTS.getVolatile(slots, at) == w) {
+      long c = (long) SLOTS.getVolatile(slots, at + 1);
+      if (SLOTS.compareAndSet(slots, at + 1, c, Math.max(0, c - delta))) {
+        return;
+      }
+    }
+  }
+
+  /** The newest window this counter holds. */
+  long newestWindow() {
+    return Math.max((long) SLOTS.getVolatile(slots, 0), (long) SLOTS.getVolatile(slots, 2));
   }
 }

@@ -2,12 +2,16 @@ package dev.sluice.store.inmemory;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import java.time.InstantSource;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Counters in this JVM: exact under contention, bounded in number, and reclaimed once their windows
@@ -16,8 +20,11 @@ import java.util.Objects;
  * <p>Each counter (rule, identity, period) keeps its current and previous window. At most {@code
  * maximumCounters} counters live at once: a flood of distinct identities evicts the least valuable
  * (Caffeine's W-TinyLFU), which at worst forgets a client's count, never grows the heap. A counter
- * untouched for two of its periods is dropped (within about a second more: the timer wheel's
- * resolution).
+ * is dropped once the window after the one after its newest has begun (three of its periods since
+ * it was last counted, at most), swept a few at a time as new counters arrive.
+ *
+ * <p>A decision through {@link #increment(CounterBatch)} allocates nothing once its counters exist:
+ * the lookup uses a per-thread probe key, and a counter is a lock-free pair of windows.
  *
  * <p>Thread-safe; {@link #increment} and {@link #decrement} complete before they return.
  */
@@ -26,20 +33,26 @@ public final class InMemoryCounterStore implements CounterStore {
   /** Live counters unless told otherwise. */
   public static final long DEFAULT_MAXIMUM_COUNTERS = 1_000_000;
 
+  /** How many counters each new counter's arrival checks for expiry. */
+  private static final int SWEEP_PER_INSERT = 8;
+
   private final Cache<Key, Counter> counters;
+  private final ConcurrentMap<Key, Counter> map;
+  private final InstantSource clock;
+  private final ThreadLocal<Key> probes = ThreadLocal.withInitial(Key::new);
+  private final ReentrantLock sweeping = new ReentrantLock();
+  private Iterator<Map.Entry<Key, Counter>> sweep;
 
   private InMemoryCounterStore(Builder b) {
-    InstantSource clock = b.clock;
+    this.clock = b.clock;
     this.counters =
         Caffeine.newBuilder()
             .maximumSize(b.maximumCounters)
-            .expireAfter(new TwoPeriods())
-            .ticker(() -> clock.millis() * 1_000_000L)
-            // Maintenance (eviction, expiry) runs on the calling thread: bounded at every moment,
-            // and
-            // no background thread to own.
+            // Maintenance (eviction) runs on the calling thread: bounded at every moment, and no
+            // background thread to own.
             .executor(Runnable::run)
             .build();
+    this.map = counters.asMap();
   }
 
   /** A store with the default bound and the system clock. */
@@ -52,30 +65,121 @@ public final class InMemoryCounterStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
-    int n = updates.size();
-    long[] out = new long[2 * n];
-    for (int i = 0; i < n; i++) {
-      CounterUpdate u = updates.get(i);
-      Counter c =
-          counters.get(new Key(u.rule(), u.identity(), u.periodMillis()), k -> new Counter());
-      c.add(u.window(), u.delta(), out, 2 * i);
+  public void increment(CounterBatch batch) {
+    Key probe = probes.get();
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      long period = batch.periodMillis(i);
+      Counter c = counters.getIfPresent(probe.set(batch.rule(i), batch.identity(i), period));
+      if (c == null) {
+        c = create(probe.copy());
+      }
+      c.add(batch.window(i), batch.delta(i), batch, i);
     }
+  }
+
+  @Override
+  public long[] increment(List<CounterUpdate> updates) {
+    long[] out = new long[2 * updates.size()];
+    increment(
+        new CounterBatch() {
+          @Override
+          public int size() {
+            return updates.size();
+          }
+
+          @Override
+          public String rule(int i) {
+            return updates.get(i).rule();
+          }
+
+          @Override
+          public String identity(int i) {
+            return updates.get(i).identity();
+          }
+
+          @Override
+          public long periodMillis(int i) {
+            return updates.get(i).periodMillis();
+          }
+
+          @Override
+          public long window(int i) {
+            return updates.get(i).window();
+          }
+
+          @Override
+          public long delta(int i) {
+            return updates.get(i).delta();
+          }
+
+          @Override
+          public void counted(int i, long current, long previous) {
+            out[2 * i] = current;
+            out[2 * i + 1] = previous;
+          }
+        });
     return out;
+  }
+
+  /** The counter of a key not found: a new one, after sweeping a few expired ones. */
+  private Counter create(Key key) {
+    sweep(SWEEP_PER_INSERT);
+    return counters.get(key, k -> new Counter());
   }
 
   @Override
   public void decrement(List<CounterUpdate> updates) {
     for (CounterUpdate u : updates) {
-      Counter c = counters.getIfPresent(new Key(u.rule(), u.identity(), u.periodMillis()));
+      Counter c = counters.getIfPresent(new Key().set(u.rule(), u.identity(), u.periodMillis()));
       if (c != null) {
         c.subtract(u.window(), u.delta());
       }
     }
   }
 
-  /** How many counters are alive, after pending evictions and expiries are done. */
+  /**
+   * Checks up to {@code budget} counters, resuming where the last sweep stopped, and drops the
+   * expired ones; skipped when another thread is sweeping.
+   */
+  private void sweep(long budget) {
+    if (!sweeping.tryLock()) {
+      return;
+    }
+    try {
+      long now = clock.millis();
+      for (long k = 0; k < budget; k++) {
+        if (sweep == null || !sweep.hasNext()) {
+          sweep = map.entrySet().iterator();
+          if (!sweep.hasNext()) {
+            return;
+          }
+        }
+        Map.Entry<Key, Counter> e = sweep.next();
+        if (expired(e.getKey(), e.getValue(), now)) {
+          map.remove(e.getKey(), e.getValue());
+        }
+      }
+    } finally {
+      sweeping.unlock();
+    }
+  }
+
+  /**
+   * Whether no one can ask for the counter any more: its newest window is neither current nor the
+   * previous of a current one, whatever the identity's window offset.
+   */
+  private static boolean expired(Key k, Counter c, long now) {
+    return Math.floorDiv(now, k.period) >= saturatedAdd(c.newestWindow(), 3);
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    return a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b;
+  }
+
+  /** How many counters are alive, after dropping every expired one and pending evictions. */
   public long liveCounters() {
+    long now = clock.millis();
+    map.entrySet().removeIf(e -> expired(e.getKey(), e.getValue(), now));
     counters.cleanUp();
     return counters.estimatedSize();
   }
@@ -112,30 +216,40 @@ public final class InMemoryCounterStore implements CounterStore {
     }
   }
 
-  private record Key(String rule, String identity, long period) {}
-
   /**
-   * A counter lives two of its periods past its last use: long enough to serve as a previous
-   * window.
+   * A counter's name. The per-thread probe is set and looked up, never stored; a stored key is a
+   * {@link #copy} and never changes.
    */
-  private static final class TwoPeriods implements Expiry<Key, Counter> {
-    private static long life(Key k) {
-      return k.period > Long.MAX_VALUE / 2_000_000L ? Long.MAX_VALUE : k.period * 2_000_000L;
+  private static final class Key {
+    private String rule;
+    private String identity;
+    private long period;
+    private int hash;
+
+    Key set(String rule, String identity, long period) {
+      this.rule = rule;
+      this.identity = identity;
+      this.period = period;
+      this.hash = (31 * rule.hashCode() + identity.hashCode()) * 31 + Long.hashCode(period);
+      return this;
+    }
+
+    Key copy() {
+      return new Key().set(rule, identity, period);
     }
 
     @Override
-    public long expireAfterCreate(Key k, Counter c, long now) {
-      return life(k);
+    public int hashCode() {
+      return hash;
     }
 
     @Override
-    public long expireAfterUpdate(Key k, Counter c, long now, long current) {
-      return life(k);
-    }
-
-    @Override
-    public long expireAfterRead(Key k, Counter c, long now, long current) {
-      return life(k);
+    public boolean equals(Object o) {
+      return o instanceof Key k
+          && k.hash == hash
+          && k.period == period
+          && k.rule.equals(rule)
+          && k.identity.equals(identity);
     }
   }
 }

@@ -1,14 +1,19 @@
-package dev.sluice;
+package dev.sluice.http;
 
+import dev.sluice.Decision;
+import dev.sluice.Outcome;
+import dev.sluice.Quota;
+import dev.sluice.StoreStatus;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 /**
- * Turns a {@link Decision} into what a client sees: the status, the rate-limit headers and an RFC
- * 9457 problem body. Shared by every adapter. Stateless.
+ * Turns an {@link Outcome} (or a {@link Decision}) into what a client sees: the status, the
+ * rate-limit headers and an RFC 9457 problem body. Shared by every adapter. Stateless.
  */
 public final class RateLimitHeaders {
 
@@ -41,8 +46,13 @@ public final class RateLimitHeaders {
   /**
    * The status of a rejected decision: 429, or 503 when the store failed and the rule fails closed.
    */
-  public static int status(Decision d) {
+  public static int status(Outcome d) {
     return d.storeStatus() == StoreStatus.FAILED_CLOSED ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS;
+  }
+
+  /** {@link #status(Outcome)} of a decision. */
+  public static int status(Decision d) {
+    return status(d.outcome());
   }
 
   /**
@@ -53,29 +63,47 @@ public final class RateLimitHeaders {
   public static List<Map.Entry<String, String>> of(
       Decision d, Set<Family> families, ResetFormat reset, long nowMillis) {
     List<Map.Entry<String, String>> out = new ArrayList<>(8);
+    write(
+        d.outcome(), families, reset, nowMillis, (name, value) -> out.add(Map.entry(name, value)));
+    return out;
+  }
+
+  /**
+   * Writes the headers of {@link #of(Decision, Set, ResetFormat, long)} for an outcome to {@code
+   * out}, in order; nothing when no limit applied.
+   */
+  public static void write(
+      Outcome d,
+      Set<Family> families,
+      ResetFormat reset,
+      long nowMillis,
+      BiConsumer<String, String> out) {
+    if (!d.applied()) {
+      return;
+    }
     // A shadow rule never shows: when it is the binding quota, every quota is a shadow one.
-    if (!d.storeFailed() && !d.binding().shadow()) {
+    if (!d.storeFailed() && !d.bindingShadow()) {
       if (families.contains(Family.X_RATELIMIT)) {
-        out.add(Map.entry("X-RateLimit-Limit", Long.toString(d.limit())));
-        out.add(Map.entry("X-RateLimit-Remaining", Long.toString(d.remaining())));
-        out.add(Map.entry("X-RateLimit-Used", Long.toString(d.used())));
-        long resetSeconds = seconds(d.resetAfter());
-        out.add(
-            Map.entry(
-                "X-RateLimit-Reset",
-                Long.toString(
-                    reset == ResetFormat.EPOCH_SECONDS
-                        ? ceilDiv(nowMillis + d.resetAfter().toMillis(), 1000)
-                        : resetSeconds)));
+        out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
+        out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
+        out.accept("X-RateLimit-Used", Long.toString(d.used()));
+        long resetSeconds = ceilDiv(d.resetAfterMillis(), 1000);
+        out.accept(
+            "X-RateLimit-Reset",
+            Long.toString(
+                reset == ResetFormat.EPOCH_SECONDS
+                    ? ceilDiv(nowMillis + d.resetAfterMillis(), 1000)
+                    : resetSeconds));
       }
       if (families.contains(Family.IETF)) {
         StringBuilder policy = new StringBuilder();
         StringBuilder state = new StringBuilder();
-        for (Quota q : d.quotas()) {
+        List<Quota> quotas = d.quotas();
+        for (Quota q : quotas) {
           if (q.shadow()) {
             continue;
           }
-          String name = policyName(q, d.quotas());
+          String name = policyName(q, quotas);
           if (policy.length() > 0) {
             policy.append(", ");
             state.append(", ");
@@ -94,21 +122,29 @@ public final class RateLimitHeaders {
               .append(seconds(q.resetAfter()));
         }
         if (policy.length() > 0) {
-          out.add(Map.entry("RateLimit-Policy", policy.toString()));
-          out.add(Map.entry("RateLimit", state.toString()));
+          out.accept("RateLimit-Policy", policy.toString());
+          out.accept("RateLimit", state.toString());
         }
       }
     }
     if (!d.allowed()) {
-      out.add(Map.entry("Retry-After", Long.toString(Math.max(1, seconds(d.retryAfter())))));
-      out.add(Map.entry("Cache-Control", "no-store"));
+      out.accept("Retry-After", Long.toString(retrySeconds(d)));
+      out.accept("Cache-Control", "no-store");
     }
-    return out;
+  }
+
+  private static long retrySeconds(Outcome d) {
+    return Math.max(1, ceilDiv(d.retryAfterMillis(), 1000));
   }
 
   /** An RFC 9457 problem document for a rejected decision. */
   public static String problem(Decision d) {
-    long retry = Math.max(1, seconds(d.retryAfter()));
+    return problem(d.outcome());
+  }
+
+  /** An RFC 9457 problem document for a rejected outcome. */
+  public static String problem(Outcome d) {
+    long retry = retrySeconds(d);
     if (d.storeStatus() == StoreStatus.FAILED_CLOSED) {
       return "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,"
           + "\"detail\":\"The rate limiter cannot count requests for policy "
@@ -123,7 +159,7 @@ public final class RateLimitHeaders {
         + "\"detail\":\"Rate limit of "
         + d.limit()
         + " per "
-        + Rule.format(d.tier().period())
+        + d.tier().periodText()
         + " exceeded for policy "
         + json(d.policy())
         + "; retry after "
@@ -160,7 +196,7 @@ public final class RateLimitHeaders {
         sameRule++;
       }
     }
-    String name = sameRule > 1 ? q.policy() + "-" + Rule.format(q.tier().period()) : q.policy();
+    String name = sameRule > 1 ? q.policy() + "-" + q.tier().periodText() : q.policy();
     return "\"" + sfString(name) + "\"";
   }
 

@@ -1,5 +1,7 @@
-package dev.sluice;
+package dev.sluice.http;
 
+import dev.sluice.Algorithm;
+import dev.sluice.Tier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -33,8 +35,6 @@ public final class Rule {
   private final boolean enabled;
   private final boolean failClosed;
   private final boolean staggerWindows;
-  final PathPattern pattern;
-  final List<KeySource> keySources;
 
   private Rule(Builder b) {
     this.id = b.id;
@@ -48,17 +48,6 @@ public final class Rule {
     this.enabled = b.enabled;
     this.failClosed = b.failClosed;
     this.staggerWindows = b.staggerWindows;
-    this.pattern = b.prefix ? PathPattern.prefix(b.path) : PathPattern.pattern(b.path);
-    List<KeySource> sources = new ArrayList<>();
-    for (String k : key) {
-      KeySource source = KeySource.parse(k);
-      if (source.kind == KeySource.Kind.PATH && !pattern.captureNames().contains(source.name)) {
-        throw new IllegalArgumentException(
-            "key source '" + k + "' names no {" + source.name + "} in path " + b.path);
-      }
-      sources.add(source);
-    }
-    this.keySources = List.copyOf(sources);
   }
 
   /** A builder of a rule named {@code id}: unique in its rule set, part of every counter's key. */
@@ -131,14 +120,32 @@ public final class Rule {
     return staggerWindows;
   }
 
+  /** Its path pattern, compiled. */
+  PathPattern pattern() {
+    return pathIsPrefix ? PathPattern.prefix(path) : PathPattern.pattern(path);
+  }
+
+  /** Its key sources, parsed. */
+  List<KeySource> keySources() {
+    return keySources(key, pattern(), path);
+  }
+
   /**
-   * Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS and
-   * servlets serve with GET.
+   * Parses key sources, each {@code path:NAME} checked against the pattern's captures.
+   *
+   * @throws IllegalArgumentException naming the first bad one
    */
-  boolean matchesMethod(String method) {
-    return methods.isEmpty()
-        || methods.contains(method)
-        || (method.equals("HEAD") && methods.contains("GET"));
+  private static List<KeySource> keySources(List<String> key, PathPattern pattern, String path) {
+    List<KeySource> sources = new ArrayList<>();
+    for (String k : key) {
+      KeySource source = KeySource.parse(k);
+      if (source.kind == KeySource.Kind.PATH && !pattern.captureNames().contains(source.name)) {
+        throw new IllegalArgumentException(
+            "key source '" + k + "' names no {" + source.name + "} in path " + path);
+      }
+      sources.add(source);
+    }
+    return List.copyOf(sources);
   }
 
   @Override
@@ -147,33 +154,16 @@ public final class Rule {
         + ": "
         + (methods.isEmpty() ? "*" : String.join(",", methods))
         + " "
-        + pattern
+        + (pathIsPrefix ? path + " (prefix)" : path)
         + " by "
         + key
         + " "
         + algorithm.name().toLowerCase(Locale.ROOT).replace('_', '-')
         + " "
-        + tiers.stream().map(t -> t.limit() + "/" + format(t.period())).toList()
+        + tiers
         + (shadow ? " shadow" : "")
         + (enabled ? "" : " disabled")
         + (failClosed ? " fail-closed" : "");
-  }
-
-  static String format(Duration d) {
-    long ms = d.toMillis();
-    if (ms % 86_400_000 == 0) {
-      return ms / 86_400_000 + "d";
-    }
-    if (ms % 3_600_000 == 0) {
-      return ms / 3_600_000 + "h";
-    }
-    if (ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    if (ms % 1_000 == 0) {
-      return ms / 1_000 + "s";
-    }
-    return ms + "ms";
   }
 
   /** Configures a {@link Rule}; validates each value when it is set. */
@@ -284,14 +274,11 @@ public final class Rule {
      *     names no capture
      */
     public Rule build() {
-      if (tiers.isEmpty()) {
-        throw new IllegalArgumentException("tiers: at least one tier is required");
-      }
-      Tier.checkDistinctPeriods(tiers);
-      if (staggerWindows && algorithm != Algorithm.FIXED_WINDOW) {
-        throw new IllegalArgumentException("staggerWindows applies to the fixed window only");
-      }
-      return new Rule(this);
+      Tier.checkTiers(tiers);
+      algorithm.checkStagger(staggerWindows);
+      Rule rule = new Rule(this);
+      keySources(rule.key, rule.pattern(), path);
+      return rule;
     }
   }
 }

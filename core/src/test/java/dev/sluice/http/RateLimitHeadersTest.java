@@ -1,10 +1,12 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.RateLimitHeaders.Family;
-import dev.sluice.RateLimitHeaders.ResetFormat;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.http.RateLimitHeaders.Family;
+import dev.sluice.http.RateLimitHeaders.ResetFormat;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
@@ -40,8 +42,8 @@ class RateLimitHeadersTest {
     assertEquals("1", h.get("X-RateLimit-Used"));
     assertEquals("7", h.get("X-RateLimit-Reset"), "6.5 s rounded up");
     assertEquals(
-        "\"get-product-10s\";q=2;w=10, \"get-product-1m\";q=100;w=60", h.get("RateLimit-Policy"));
-    assertEquals("\"get-product-10s\";r=1;t=7, \"get-product-1m\";r=99;t=57", h.get("RateLimit"));
+        "\"get-product-10s\";q=2;w=10, \"get-product-60s\";q=100;w=60", h.get("RateLimit-Policy"));
+    assertEquals("\"get-product-10s\";r=1;t=7, \"get-product-60s\";r=99;t=57", h.get("RateLimit"));
     assertTrue(!h.containsKey("Retry-After"));
   }
 

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,10 @@
-package dev.sluice;
+package dev.sluice.http;
+
+import java.util.OptionalLong;
 
 /**
  * A per-identity limit (for example a {@code quota} claim in the user's JWT). Returns the limit of
- * the rule's first tier for this request, or null to keep the rule's own; the rule's other tiers
+ * the rule's first tier for this request, or empty to keep the rule's own; the rule's other tiers
  * are scaled by the same ratio (rounded up, at least 1). Implementations are thread-safe and fast:
  * they run on every request.
  */
@@ -10,9 +12,10 @@ package dev.sluice;
 public interface QuotaResolver {
 
   /** Keeps every rule's limits. */
-  QuotaResolver NONE = (request, rule) -> null;
+  QuotaResolver NONE = (request, rule) -> OptionalLong.empty();
 
-  Long quota(RequestInfo request, Rule rule);
+  /** The limit of {@code rule}'s first tier for {@code request}, or empty to keep the rule's. */
+  OptionalLong quota(RequestInfo request, Rule rule);
 
   /**
    * Reads the quota from a request attribute that another filter set (say, from a JWT claim): a
@@ -30,9 +33,9 @@ public interface QuotaResolver {
           && s.chars().allMatch(Character::isDigit)) {
         q = Long.parseLong(s);
       } else {
-        return null;
+        return OptionalLong.empty();
       }
-      return q > 0 ? q : null;
+      return q > 0 ? OptionalLong.of(q) : OptionalLong.empty();
     };
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

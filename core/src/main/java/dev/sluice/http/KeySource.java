@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import java.util.Locale;
 import java.util.Map;
@@ -20,11 +20,18 @@ final class KeySource {
   final Kind kind;
   final String name;
   private final String spec;
+  private final String prefix;
 
   private KeySource(Kind kind, String name, String spec) {
     this.kind = kind;
     this.name = name;
     this.spec = spec;
+    this.prefix = tag() + '=';
+  }
+
+  /** {@link #tag()} and '=', what precedes the value in an identity: {@code ip=192.0.2.1}. */
+  String prefix() {
+    return prefix;
   }
 
   /**

@@ -1,14 +1,20 @@
-package dev.sluice;
+package dev.sluice.http;
 
+import dev.sluice.Decision;
+import dev.sluice.Engine;
+import dev.sluice.LimiterBuilder;
+import dev.sluice.Outcome;
+import dev.sluice.Policy;
 import dev.sluice.spi.CounterStore;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -17,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Limits HTTP requests by a {@link RuleSet}: every rule whose match fits the request and whose key
  * identifies it applies, all in one batched store call, and all must pass. A request rejected by
- * one rule gives back what it took from the others.
+ * one rule gives back what it took from the others. It is the HTTP face of the {@link Engine} that
+ * {@link dev.sluice.RateLimiter} also uses.
  *
  * <p>The rules change at runtime without a restart: {@link #update} swaps them atomically, and
  * {@link #setEnabled}, {@link #setRuleEnabled} and {@link #setRuleShadow} are shortcuts for the
@@ -26,22 +33,16 @@ import org.slf4j.LoggerFactory;
 public final class RequestLimiter {
 
   private static final Logger LOG = LoggerFactory.getLogger(RequestLimiter.class);
-  private static final long SHADOW_LOG_INTERVAL_MILLIS = 10_000;
 
-  private final Evaluator evaluator;
+  private final Engine engine;
   private final InstantSource clock;
   private final QuotaResolver quotas;
-  private final DecisionListener listener;
-  private final int denyCacheSize;
-  private final Map<String, LogGate> shadowLogs = new ConcurrentHashMap<>();
   private volatile Compiled compiled;
 
   private RequestLimiter(Builder b) {
-    this.clock = b.clock;
-    this.evaluator = new Evaluator(b.store, b.clock);
+    this.engine = Engine.of(b);
+    this.clock = engine.clock();
     this.quotas = b.quotas;
-    this.listener = b.listener;
-    this.denyCacheSize = b.denyCacheSize;
     this.compiled = compile(b.rules, List.of());
   }
 
@@ -50,17 +51,30 @@ public final class RequestLimiter {
   }
 
   /**
-   * Decides for one request, or returns null when no rule applies (no match, no identity, or the
-   * kill switch is on). Never throws: a store failure, or an exception anywhere in the decision (a
-   * key source or quota resolver that throws, a bug), is decided as the rules' {@code
-   * onStoreFailure} says, logged at most every 10 s and told to the listener.
+   * Decides for one request; empty when no rule applies (no match, no identity, or the kill switch
+   * is on). Never throws: see {@link #decide(RequestInfo, Outcome)}.
    */
-  public Decision decide(RequestInfo request) {
+  public Optional<Decision> decide(RequestInfo request) {
+    Outcome out = new Outcome();
+    decide(request, out);
+    return out.toDecision();
+  }
+
+  /**
+   * Decides for one request into {@code out}, which the caller reuses; {@code out.applied()} is
+   * false when no rule applies. Never throws: a store failure, or an exception anywhere in the
+   * decision (a key source or quota resolver that throws, a bug), is decided as the rules' {@code
+   * onStoreFailure} says, logged at most every 10 s and told to the listener.
+   *
+   * @return whether the request may proceed
+   */
+  public boolean decide(RequestInfo request, Outcome out) {
     Compiled c = compiled;
+    engine.begin(out);
     if (!c.rules.enabled() || c.active.length == 0) {
-      return null;
+      return engine.decide(out, 1);
     }
-    return decide(request, c, c.active, null);
+    return decide(request, c, c.active, c.active.length, null, out);
   }
 
   /**
@@ -95,14 +109,22 @@ public final class RequestLimiter {
     }
 
     /**
-     * Decides for a request the adapter routed to this binding, or returns null when none of its
-     * rules applies (disabled, no identity, or the kill switch is on). {@code pathParameters} feed
-     * the rules' {@code path:NAME} keys. Never throws, as {@link RequestLimiter#decide}.
+     * Decides for a request the adapter routed to this binding; empty when none of its rules
+     * applies (disabled, no identity, or the kill switch is on). {@code pathParameters} feed the
+     * rules' {@code path:NAME} keys. Never throws, as {@link RequestLimiter#decide}.
      */
-    public Decision decide(RequestInfo request, Map<String, String> pathParameters) {
+    public Optional<Decision> decide(RequestInfo request, Map<String, String> pathParameters) {
+      Outcome out = new Outcome();
+      decide(request, pathParameters, out);
+      return out.toDecision();
+    }
+
+    /** {@link #decide(RequestInfo, Map)} into an outcome the caller reuses. */
+    public boolean decide(RequestInfo request, Map<String, String> pathParameters, Outcome out) {
       Compiled c = compiled;
+      engine.begin(out);
       if (!c.rules.enabled()) {
-        return null;
+        return engine.decide(out, 1);
       }
       Active[] active = new Active[ids.length];
       int n = 0;
@@ -112,115 +134,74 @@ public final class RequestLimiter {
           active[n++] = a;
         }
       }
-      return n == 0
-          ? null
-          : RequestLimiter.this.decide(request, c, Arrays.copyOf(active, n), pathParameters);
+      return RequestLimiter.this.decide(
+          request, c, active, n, Objects.requireNonNull(pathParameters, "pathParameters"), out);
     }
   }
 
   /**
-   * Decides by the given rules; matches method and path unless {@code bound} carries the path
-   * parameters of an adapter's binding.
+   * Decides by the first {@code n} candidates; matches method and path unless {@code bound} carries
+   * the path parameters of an adapter's binding.
    */
-  private Decision decide(
-      RequestInfo request, Compiled c, Active[] candidates, Map<String, String> bound) {
-    int n = candidates.length;
-    Policy[] policies = new Policy[n];
-    String[] identities = new String[n];
-    int k = 0;
+  private boolean decide(
+      RequestInfo request,
+      Compiled c,
+      Active[] candidates,
+      int n,
+      Map<String, String> bound,
+      Outcome out) {
     Active current = null;
-    long t0 = System.nanoTime();
-    Decision d;
     try {
       String[] path =
           bound == null ? PathPattern.split(PathPattern.normalize(request.path())) : null;
       String method = bound == null ? upper(request.method()) : null;
-      for (Active a : candidates) {
+      for (int i = 0; i < n; i++) {
+        Active a = candidates[i];
         current = a;
         Map<String, String> captures = bound;
         if (bound == null) {
-          if (!a.rule.matchesMethod(method)) {
+          if (!a.matchesMethod(method)) {
             continue;
           }
-          captures = a.rule.pattern.match(path);
+          captures = a.pattern.match(path);
           if (captures == null) {
             continue;
           }
         }
-        String identity = null;
-        for (KeySource s : a.rule.keySources) {
-          String v = s.resolve(request, captures, c.clients);
-          if (v != null) {
-            identity = s.tag() + '=' + v;
-            break;
-          }
+        String identity = a.identity(request, captures, c.clients);
+        if (identity != null) {
+          engine.add(out, a.policyFor(quotas.quota(request, a.rule)), identity);
         }
-        if (identity == null) {
-          continue;
-        }
-        policies[k] = a.policyFor(quotas.quota(request, a.rule));
-        identities[k] = identity;
-        k++;
       }
       current = null;
-      if (k == 0) {
-        return null;
-      }
-      t0 = System.nanoTime();
-      d = evaluator.decide(policies, identities, k, 1);
+      return engine.decide(out, 1);
     } catch (RuntimeException e) {
       if (current != null) {
-        policies[k++] = current.policy;
+        // The rule being read when it failed applies, to decide by its failure setting.
+        engine.add(out, current.policy, "");
       }
-      if (k == 0) {
-        // Failed before any rule was known to apply: nothing to decide on, so nothing is limited.
-        evaluator.failed(new Policy[] {candidates[0].policy}, 1, e);
-        notifyError(e);
-        return null;
-      }
-      d = evaluator.failed(policies, k, e);
-      notifyError(e);
+      engine.failed(out, e);
+      return out.allowed();
     }
-    long storeNanos = d.fromDenyCache() ? -1 : System.nanoTime() - t0;
-    if (d.shadowRejected()) {
-      logShadow(d);
-    }
-    if (listener != DecisionListener.NONE) {
-      List<String> ids = new ArrayList<>(k);
-      for (int i = 0; i < k; i++) {
-        ids.add(policies[i].id);
-      }
-      try {
-        listener.onDecision(ids, d, storeNanos);
-      } catch (RuntimeException e) {
-        LOG.debug("decision listener failed", e);
-      }
-    }
-    return d;
   }
 
   private static String upper(String method) {
     return method == null ? "" : method.toUpperCase(Locale.ROOT);
   }
 
-  private void notifyError(RuntimeException e) {
-    try {
-      listener.onError(e);
-    } catch (RuntimeException ignored) {
-      LOG.debug("decision listener failed", ignored);
-    }
-  }
-
   /** Whether any rule in force, bound ones included, keys on the client address ({@code ip}). */
   public boolean keysOnClientAddress() {
     Compiled c = compiled;
-    for (Rule r : c.rules.rules()) {
-      if (r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP)) {
-        return true;
+    List<Rule> all = new ArrayList<>(c.rules.rules());
+    all.addAll(c.bound);
+    for (Rule r : all) {
+      for (String k : r.key()) {
+        if (KeySource.parse(k).kind == KeySource.Kind.IP) {
+          return true;
+        }
       }
     }
-    return c.bound.stream()
-        .anyMatch(r -> r.keySources.stream().anyMatch(k -> k.kind == KeySource.Kind.IP));
+    return false;
   }
 
   /** The rules in force. */
@@ -315,31 +296,8 @@ public final class RequestLimiter {
   }
 
   private Policy policy(Rule r) {
-    return new Policy(
-        r.id(),
-        r.algorithm(),
-        r.tiers(),
-        r.failClosed(),
-        r.shadow(),
-        r.staggerWindows(),
-        denyCacheSize);
-  }
-
-  private void logShadow(Decision d) {
-    for (Quota q : d.quotas()) {
-      if (q.shadow()
-          && q.exceeded()
-          && shadowLogs
-              .computeIfAbsent(q.policy(), id -> new LogGate(SHADOW_LOG_INTERVAL_MILLIS))
-              .tryAcquire(clock.millis())) {
-        LOG.info(
-            "shadow rule '{}' would have rejected a request (limit {} per {}); logged at most every {} s",
-            q.policy(),
-            q.limit(),
-            Rule.format(q.tier().period()),
-            SHADOW_LOG_INTERVAL_MILLIS / 1000);
-      }
-    }
+    return engine.policy(
+        r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows());
   }
 
   private record Compiled(
@@ -349,27 +307,56 @@ public final class RequestLimiter {
       Map<String, Active> boundActive,
       ClientAddress clients) {}
 
-  /** An enabled rule with its policy, and its policies for overridden quotas. */
+  /**
+   * An enabled rule compiled for requests: its path pattern, methods and key sources, its policy,
+   * and its policies for overridden quotas.
+   */
   private static final class Active {
     private static final int MAX_OVERRIDES = 1_024;
     final Rule rule;
     final Policy policy;
+    final PathPattern pattern;
+    final KeySource[] keySources;
     final Map<Long, Policy> overrides = new ConcurrentHashMap<>();
 
     Active(Rule rule, Policy policy) {
       this.rule = rule;
       this.policy = policy;
+      this.pattern = rule.pattern();
+      this.keySources = rule.keySources().toArray(new KeySource[0]);
     }
 
-    Policy policyFor(Long quota) {
-      if (quota == null || quota == rule.tiers().get(0).limit()) {
+    /**
+     * Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS
+     * and servlets serve with GET.
+     */
+    boolean matchesMethod(String method) {
+      return rule.methods().isEmpty()
+          || rule.methods().contains(method)
+          || (method.equals("HEAD") && rule.methods().contains("GET"));
+    }
+
+    /** The identity the first key source that yields a value names, or null. */
+    String identity(RequestInfo request, Map<String, String> captures, ClientAddress clients) {
+      for (KeySource s : keySources) {
+        String v = s.resolve(request, captures, clients);
+        if (v != null) {
+          return s.prefix() + v;
+        }
+      }
+      return null;
+    }
+
+    Policy policyFor(OptionalLong quota) {
+      if (quota.isEmpty() || quota.getAsLong() == rule.tiers().get(0).limit()) {
         return policy;
       }
-      Policy p = overrides.get(quota);
+      long q = quota.getAsLong();
+      Policy p = overrides.get(q);
       if (p == null) {
-        p = policy.withFirstLimit(quota);
+        p = policy.withFirstLimit(q);
         if (overrides.size() < MAX_OVERRIDES) {
-          overrides.put(quota, p);
+          overrides.put(q, p);
         }
       }
       return p;
@@ -377,16 +364,12 @@ public final class RequestLimiter {
   }
 
   /** Configures a {@link RequestLimiter}. */
-  public static final class Builder {
-    private final CounterStore store;
+  public static final class Builder extends LimiterBuilder<Builder> {
     private RuleSet rules = RuleSet.builder().build();
-    private InstantSource clock = InstantSource.system();
     private QuotaResolver quotas = QuotaResolver.NONE;
-    private DecisionListener listener = DecisionListener.NONE;
-    private int denyCacheSize = RateLimiter.Builder.DEFAULT_DENY_CACHE_SIZE;
 
     private Builder(CounterStore store) {
-      this.store = Objects.requireNonNull(store, "store");
+      super(store);
     }
 
     public Builder rules(RuleSet rules) {
@@ -394,28 +377,9 @@ public final class RequestLimiter {
       return this;
     }
 
-    public Builder clock(InstantSource clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
-      return this;
-    }
-
     /** Per-identity limits; none by default. */
     public Builder quotaResolver(QuotaResolver quotas) {
       this.quotas = Objects.requireNonNull(quotas, "quotaResolver");
-      return this;
-    }
-
-    public Builder listener(DecisionListener listener) {
-      this.listener = Objects.requireNonNull(listener, "listener");
-      return this;
-    }
-
-    /** Deny cache entries per rule; 0 turns it off. */
-    public Builder denyCacheSize(int size) {
-      if (size < 0) {
-        throw new IllegalArgumentException("denyCacheSize must be >= 0");
-      }
-      this.denyCacheSize = size;
       return this;
     }
 

@@ -1,11 +1,12 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
@@ -50,16 +51,18 @@ class RequestLimiterTest {
   @Test
   void aCustomerWideRuleCapsSeveralKeysTogether() {
     RequestLimiter l = limiter(PER_KEY, CUSTOMER);
-    assertTrue(l.decide(call("k1", "acme")).allowed());
-    assertTrue(l.decide(call("k1", "acme")).allowed());
-    Decision third = l.decide(call("k1", "acme"));
+    assertTrue(l.decide(call("k1", "acme")).orElseThrow().allowed());
+    assertTrue(l.decide(call("k1", "acme")).orElseThrow().allowed());
+    Decision third = l.decide(call("k1", "acme")).orElseThrow();
     assertFalse(third.allowed());
     assertEquals("per-key", third.policy());
-    assertTrue(l.decide(call("k2", "acme")).allowed(), "k1's rejection did not eat acme's quota");
-    Decision capped = l.decide(call("k2", "acme"));
+    assertTrue(
+        l.decide(call("k2", "acme")).orElseThrow().allowed(),
+        "k1's rejection did not eat acme's quota");
+    Decision capped = l.decide(call("k2", "acme")).orElseThrow();
     assertFalse(capped.allowed());
     assertEquals("customer", capped.policy());
-    assertTrue(l.decide(call("k3", "other")).allowed(), "another customer is apart");
+    assertTrue(l.decide(call("k3", "other")).orElseThrow().allowed(), "another customer is apart");
     assertEquals(
         1, store.incrementCalls() - 5, "one batched store call per request, whatever the rules");
   }
@@ -68,7 +71,7 @@ class RequestLimiterTest {
   void aRequestNoKeySourceIdentifiesIsNotLimitedByThatRule() {
     RequestLimiter l = limiter(PER_KEY);
     for (int i = 0; i < 10; i++) {
-      assertNull(l.decide(TestRequest.get("/api/v1/report")));
+      assertTrue(l.decide(TestRequest.get("/api/v1/report")).isEmpty());
     }
     assertEquals(0, store.incrementCalls());
   }
@@ -77,10 +80,14 @@ class RequestLimiterTest {
   void theFirstKeySourceThatYieldsAValueWins() {
     Rule r = Rule.builder("r").key("user", "ip").tier(1, Duration.ofMinutes(1)).build();
     RequestLimiter l = limiter(r);
-    assertTrue(l.decide(TestRequest.get("/x").user("alice").from("192.0.2.5")).allowed());
-    assertTrue(l.decide(TestRequest.get("/x").from("192.0.2.5")).allowed(), "ip=… is not user=…");
-    assertFalse(l.decide(TestRequest.get("/x").user("alice").from("192.0.2.6")).allowed());
-    assertFalse(l.decide(TestRequest.get("/x").from("192.0.2.5")).allowed());
+    assertTrue(
+        l.decide(TestRequest.get("/x").user("alice").from("192.0.2.5")).orElseThrow().allowed());
+    assertTrue(
+        l.decide(TestRequest.get("/x").from("192.0.2.5")).orElseThrow().allowed(),
+        "ip=… is not user=…");
+    assertFalse(
+        l.decide(TestRequest.get("/x").user("alice").from("192.0.2.6")).orElseThrow().allowed());
+    assertFalse(l.decide(TestRequest.get("/x").from("192.0.2.5")).orElseThrow().allowed());
   }
 
   @Test
@@ -93,30 +100,35 @@ class RequestLimiterTest {
             .tier(1, Duration.ofMinutes(1))
             .build();
     RequestLimiter l = limiter(r);
-    assertTrue(l.decide(TestRequest.get("/v1/organizations/1/product/a")).allowed());
+    assertTrue(l.decide(TestRequest.get("/v1/organizations/1/product/a")).orElseThrow().allowed());
     assertFalse(
-        l.decide(TestRequest.get("/v1/organizations/1/product/b")).allowed(),
+        l.decide(TestRequest.get("/v1/organizations/1/product/b")).orElseThrow().allowed(),
         "same org, another product");
-    assertTrue(l.decide(TestRequest.get("/v1/organizations/2/product/a")).allowed());
-    assertNull(l.decide(new TestRequest("PUT", "/v1/organizations/1/product/a")));
-    assertFalse(l.decide(TestRequest.get("//v1/organizations/1/product/a/")).allowed(), "spelling");
+    assertTrue(l.decide(TestRequest.get("/v1/organizations/2/product/a")).orElseThrow().allowed());
+    assertTrue(l.decide(new TestRequest("PUT", "/v1/organizations/1/product/a")).isEmpty());
+    assertFalse(
+        l.decide(TestRequest.get("//v1/organizations/1/product/a/")).orElseThrow().allowed(),
+        "spelling");
   }
 
   @Test
   void aSpoofedForwardedForFromAnUntrustedPeerChangesNothing() {
     Rule r = Rule.builder("ip").key("ip").tier(1, Duration.ofMinutes(1)).build();
     RequestLimiter l = limiter(r);
-    assertTrue(l.decide(TestRequest.get("/").from("203.0.113.1")).allowed());
+    assertTrue(l.decide(TestRequest.get("/").from("203.0.113.1")).orElseThrow().allowed());
     for (int i = 0; i < 20; i++) {
       assertFalse(
           l.decide(TestRequest.get("/").from("203.0.113.1").header("X-Forwarded-For", "1.1.1." + i))
+              .orElseThrow()
               .allowed());
     }
     assertTrue(
         l.decide(TestRequest.get("/").from("10.0.0.1").header("X-Forwarded-For", "198.51.100.1"))
+            .orElseThrow()
             .allowed());
     assertFalse(
         l.decide(TestRequest.get("/").from("10.0.0.9").header("X-Forwarded-For", "198.51.100.1"))
+            .orElseThrow()
             .allowed(),
         "the client behind two proxies is the same client");
   }
@@ -126,8 +138,8 @@ class RequestLimiterTest {
     Rule shadow =
         Rule.builder("dark").key("ip").tier(1, Duration.ofMinutes(1)).shadow(true).build();
     RequestLimiter l = limiter(shadow);
-    assertTrue(l.decide(TestRequest.get("/")).allowed());
-    Decision d = l.decide(TestRequest.get("/"));
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
+    Decision d = l.decide(TestRequest.get("/")).orElseThrow();
     assertTrue(d.allowed());
     assertTrue(d.shadowRejected());
   }
@@ -135,16 +147,16 @@ class RequestLimiterTest {
   @Test
   void theKillSwitchAndPerRuleSwitchesChangeAtRuntime() {
     RequestLimiter l = limiter(Rule.builder("r").key("ip").tier(1, Duration.ofMinutes(1)).build());
-    l.decide(TestRequest.get("/"));
-    assertFalse(l.decide(TestRequest.get("/")).allowed());
+    assertTrue(l.decide(TestRequest.get("/")).isPresent());
+    assertFalse(l.decide(TestRequest.get("/")).orElseThrow().allowed());
     l.setEnabled(false);
-    assertNull(l.decide(TestRequest.get("/")));
+    assertTrue(l.decide(TestRequest.get("/")).isEmpty());
     l.setEnabled(true);
     l.setRuleShadow("r", true);
-    assertTrue(l.decide(TestRequest.get("/")).allowed());
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
     l.setRuleShadow("r", false);
     l.setRuleEnabled("r", false);
-    assertNull(l.decide(TestRequest.get("/")));
+    assertTrue(l.decide(TestRequest.get("/")).isEmpty());
     assertThrows(IllegalArgumentException.class, () -> l.setRuleEnabled("nope", true));
   }
 
@@ -163,15 +175,18 @@ class RequestLimiterTest {
             .quotaResolver(QuotaResolver.attribute("quota"))
             .build();
     for (int i = 0; i < 5; i++) {
-      assertTrue(l.decide(TestRequest.get("/").user("gold").attribute("quota", 5)).allowed());
+      assertTrue(
+          l.decide(TestRequest.get("/").user("gold").attribute("quota", 5))
+              .orElseThrow()
+              .allowed());
     }
-    Decision d = l.decide(TestRequest.get("/").user("gold").attribute("quota", "5"));
+    Decision d = l.decide(TestRequest.get("/").user("gold").attribute("quota", "5")).orElseThrow();
     assertFalse(d.allowed());
     assertEquals(5, d.limit());
     assertEquals(25, d.quotas().get(1).limit(), "other tiers scale with it");
-    l.decide(TestRequest.get("/").user("plain").attribute("quota", "junk"));
-    l.decide(TestRequest.get("/").user("plain"));
-    assertFalse(l.decide(TestRequest.get("/").user("plain")).allowed());
+    assertTrue(l.decide(TestRequest.get("/").user("plain").attribute("quota", "junk")).isPresent());
+    assertTrue(l.decide(TestRequest.get("/").user("plain")).isPresent());
+    assertFalse(l.decide(TestRequest.get("/").user("plain")).orElseThrow().allowed());
   }
 
   @Test
@@ -184,10 +199,10 @@ class RequestLimiterTest {
             .listener(
                 (rules, d, nanos) -> heard.add(rules + " " + d.allowed() + " " + (nanos >= 0)))
             .build();
-    l.decide(call("k", "c"));
-    l.decide(call("k", "c"));
-    l.decide(call("k", "c"));
-    l.decide(call("k", "c"));
+    assertTrue(l.decide(call("k", "c")).isPresent());
+    assertTrue(l.decide(call("k", "c")).isPresent());
+    assertTrue(l.decide(call("k", "c")).isPresent());
+    assertTrue(l.decide(call("k", "c")).isPresent());
     assertEquals(
         List.of(
             "[per-key, customer] true true",

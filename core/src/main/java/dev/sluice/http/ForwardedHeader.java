@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 /**
  * The one header a rule set's trusted proxies set to name the client. Only that header is read: a

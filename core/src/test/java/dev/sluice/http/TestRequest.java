@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /** A request for tests, built fluently. */
-final class TestRequest implements RequestInfo {
+public final class TestRequest implements RequestInfo {
   private final String method;
   private final String path;
   private final Map<String, List<String>> headers = new HashMap<>();
@@ -15,31 +15,31 @@ final class TestRequest implements RequestInfo {
   private String remote = "192.0.2.1";
   private String principal;
 
-  TestRequest(String method, String path) {
+  public TestRequest(String method, String path) {
     this.method = method;
     this.path = path;
   }
 
-  static TestRequest get(String path) {
+  public static TestRequest get(String path) {
     return new TestRequest("GET", path);
   }
 
-  TestRequest header(String name, String value) {
+  public TestRequest header(String name, String value) {
     headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(value);
     return this;
   }
 
-  TestRequest from(String address) {
+  public TestRequest from(String address) {
     this.remote = address;
     return this;
   }
 
-  TestRequest user(String name) {
+  public TestRequest user(String name) {
     this.principal = name;
     return this;
   }
 
-  TestRequest attribute(String name, Object value) {
+  public TestRequest attribute(String name, Object value) {
     attributes.put(name, value);
     return this;
   }

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import java.util.ArrayList;
 import java.util.EnumSet;

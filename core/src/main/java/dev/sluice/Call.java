@@ -1,0 +1,130 @@
+package dev.sluice;
+
+import dev.sluice.algorithm.Count;
+import dev.sluice.algorithm.WindowLimit;
+import dev.sluice.spi.CounterBatch;
+import java.util.Arrays;
+
+/**
+ * The engine's working state for one decision: which policies apply, with which identity, and one
+ * counter per (policy, tier). Reused by the {@link Outcome} that owns it, so a decision allocates
+ * nothing once it has been used; one thread at a time.
+ */
+final class Call implements CounterBatch {
+
+  /** A policy that applies, and whom it counts. */
+  static final class Entry {
+    Policy policy;
+    String identity;
+    int firstCounter;
+    boolean shadowFailed;
+  }
+
+  /** One tier's counter: what the store is asked, and what the algorithm made of the answer. */
+  static final class Counter {
+    Entry entry;
+    int tier;
+    WindowLimit limit;
+    long window;
+    long current;
+    long previous;
+    final Count count = new Count();
+
+    Tier tier() {
+      return entry.policy.tiers[tier];
+    }
+  }
+
+  private Entry[] entries = new Entry[0];
+  private Counter[] counters = new Counter[0];
+  private int entryCount;
+  private int counterCount;
+  long permits;
+
+  void clear() {
+    entryCount = 0;
+    counterCount = 0;
+  }
+
+  /** Adds a policy and one counter per tier. */
+  void add(Policy policy, String identity) {
+    if (entryCount == entries.length) {
+      entries = grow(entries);
+    }
+    Entry e = entries[entryCount];
+    if (e == null) {
+      e = entries[entryCount] = new Entry();
+    }
+    entryCount++;
+    e.policy = policy;
+    e.identity = identity;
+    e.firstCounter = counterCount;
+    e.shadowFailed = false;
+    for (int t = 0; t < policy.tiers.length; t++) {
+      if (counterCount == counters.length) {
+        counters = grow(counters);
+      }
+      Counter c = counters[counterCount];
+      if (c == null) {
+        c = counters[counterCount] = new Counter();
+      }
+      counterCount++;
+      c.entry = e;
+      c.tier = t;
+      c.limit = policy.limits[t];
+    }
+  }
+
+  int entries() {
+    return entryCount;
+  }
+
+  Entry entry(int i) {
+    return entries[i];
+  }
+
+  Counter counter(int i) {
+    return counters[i];
+  }
+
+  private static <T> T[] grow(T[] a) {
+    return Arrays.copyOf(a, Math.max(4, 2 * a.length));
+  }
+
+  @Override
+  public int size() {
+    return counterCount;
+  }
+
+  @Override
+  public String rule(int i) {
+    return counters[i].entry.policy.id;
+  }
+
+  @Override
+  public String identity(int i) {
+    return counters[i].entry.identity;
+  }
+
+  @Override
+  public long periodMillis(int i) {
+    return counters[i].limit.periodMillis();
+  }
+
+  @Override
+  public long window(int i) {
+    return counters[i].window;
+  }
+
+  @Override
+  public long delta(int i) {
+    return permits;
+  }
+
+  @Override
+  public void counted(int i, long current, long previous) {
+    Counter c = counters[i];
+    c.current = current;
+    c.previous = previous;
+  }
+}

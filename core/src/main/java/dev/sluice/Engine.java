@@ -1,0 +1,156 @@
+package dev.sluice;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one decision engine behind every limiter: {@link RateLimiter} (limits keys) and {@link
+ * dev.sluice.http.RequestLimiter} (limits HTTP requests) are its two faces. A decision adds the
+ * policies that apply to an {@link Outcome}, each with the identity it counts, and then {@link
+ * #decide}s them together: deny cache, one batched store call, each tier's algorithm, refunds.
+ * Thread-safe; each decision's working state lives in the caller's outcome.
+ */
+public final class Engine {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+  private static final long SHADOW_LOG_INTERVAL_MILLIS = 10_000;
+
+  private final Map<String, LogGate> shadowLogs = new ConcurrentHashMap<>();
+  private final Evaluator evaluator;
+  private final int denyCacheSize;
+  private final DecisionListener listener;
+
+  private Engine(LimiterBuilder<?> settings) {
+    this.evaluator = settings.evaluator();
+    this.denyCacheSize = settings.denyCacheSize;
+    this.listener = settings.listener;
+  }
+
+  /** The clock the engine reads. */
+  public java.time.InstantSource clock() {
+    return evaluator.clock();
+  }
+
+  /** An engine of the given settings. */
+  public static Engine of(LimiterBuilder<?> settings) {
+    return new Engine(settings);
+  }
+
+  /**
+   * A policy this engine counts, with a deny cache of the engine's size (none for a shadow policy).
+   *
+   * @throws IllegalArgumentException if the tiers are empty or share a period, or staggering is
+   *     asked of the sliding window
+   */
+  public Policy policy(
+      String id,
+      Algorithm algorithm,
+      List<Tier> tiers,
+      boolean failClosed,
+      boolean shadow,
+      boolean staggered) {
+    Tier.checkTiers(tiers);
+    algorithm.checkStagger(staggered);
+    return new Policy(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize);
+  }
+
+  /** Starts a decision in {@code out}: no policy applies yet. */
+  public void begin(Outcome out) {
+    if (out.call == null) {
+      throw new IllegalArgumentException("a decision's outcome is read-only: pass a new Outcome()");
+    }
+    out.call.clear();
+  }
+
+  /** Adds a policy that applies, counted against {@code identity}. */
+  public void add(Outcome out, Policy policy, String identity) {
+    out.call.add(policy, identity);
+  }
+
+  /**
+   * Decides for the policies added since {@link #begin} and writes the answer into {@code out}:
+   * nothing applied when none was added. Tells the listener.
+   *
+   * @return whether the request may proceed
+   */
+  public boolean decide(Outcome out, long permits) {
+    Call call = out.call;
+    if (call.entries() == 0) {
+      out.none();
+      return true;
+    }
+    if (listener == DecisionListener.NONE) {
+      evaluator.decide(out, permits);
+    } else {
+      long t0 = System.nanoTime();
+      evaluator.decide(out, permits);
+      tell(out, out.fromDenyCache() ? -1 : System.nanoTime() - t0);
+    }
+    if (out.shadowRejected()) {
+      logShadow(call);
+    }
+    return out.allowed();
+  }
+
+  /**
+   * Decides as on a store failure because the caller failed ({@code e}: a key source or quota
+   * resolver that threw, a bug): by the policies added so far, or, when none was, nothing applies.
+   * Logged with its stack trace at most every 10 s, and told to the listener. Never throws.
+   */
+  public void failed(Outcome out, RuntimeException e) {
+    Call call = out.call;
+    if (call.entries() == 0) {
+      evaluator.logFailure(e);
+      out.none();
+    } else {
+      evaluator.failed(call, out, e);
+    }
+    try {
+      listener.onError(e);
+    } catch (RuntimeException ignored) {
+      // A listener must not throw; if it does, the decision stands.
+    }
+    if (call.entries() > 0) {
+      tell(out, -1);
+    }
+  }
+
+  /** Logs each shadow policy that would have rejected, at most every 10 s per policy. */
+  private void logShadow(Call call) {
+    long now = evaluator.clock().millis();
+    for (int i = 0; i < call.size(); i++) {
+      Call.Counter c = call.counter(i);
+      Policy p = c.entry.policy;
+      if (p.shadow
+          && !c.count.passed()
+          && shadowLogs
+              .computeIfAbsent(p.id, id -> new LogGate(SHADOW_LOG_INTERVAL_MILLIS))
+              .tryAcquire(now)) {
+        LOG.info(
+            "shadow rule '{}' would have rejected a request (limit {}); logged at most every {} s",
+            p.id,
+            c.tier(),
+            SHADOW_LOG_INTERVAL_MILLIS / 1000);
+      }
+    }
+  }
+
+  private void tell(Outcome out, long storeNanos) {
+    if (listener == DecisionListener.NONE) {
+      return;
+    }
+    Call call = out.call;
+    String[] ids = new String[call.entries()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = call.entry(i).policy.id;
+    }
+    try {
+      listener.onDecision(List.of(ids), new Decision(out.copy()), storeNanos);
+    } catch (RuntimeException e) {
+      // A listener must not throw; if it does, the decision stands.
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package dev.sluice;
+
+import dev.sluice.spi.CounterStore;
+import java.time.InstantSource;
+import java.util.Objects;
+
+/**
+ * The settings every limiter shares, whatever it limits: the store, the clock, the deny cache and
+ * the listener. {@link RateLimiter.Builder} and {@link RequestLimiter.Builder} extend it, so each
+ * setting is defined, defaulted and checked once. Not thread-safe.
+ *
+ * @param <B> the concrete builder, returned by every setter
+ */
+public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
+
+  /** Deny cache entries per policy unless told otherwise. */
+  public static final int DEFAULT_DENY_CACHE_SIZE = 10_000;
+
+  final CounterStore store;
+  InstantSource clock = InstantSource.system();
+  int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
+  DecisionListener listener = DecisionListener.NONE;
+
+  protected LimiterBuilder(CounterStore store) {
+    this.store = Objects.requireNonNull(store, "store");
+  }
+
+  @SuppressWarnings("unchecked")
+  private B self() {
+    return (B) this;
+  }
+
+  /** Where time comes from; the system clock by default. A fleet must share wall-clock time. */
+  public B clock(InstantSource clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+    return self();
+  }
+
+  /**
+   * Bounds each policy's local deny cache, which answers a rejected identity without a store call
+   * until it could pass; 0 turns it off. {@value #DEFAULT_DENY_CACHE_SIZE} by default.
+   */
+  public B denyCacheSize(int size) {
+    if (size < 0) {
+      throw new IllegalArgumentException("denyCacheSize must be >= 0");
+    }
+    this.denyCacheSize = size;
+    return self();
+  }
+
+  /** Hears every decision, for metrics and logs; none by default. */
+  public B listener(DecisionListener listener) {
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return self();
+  }
+
+  /** The engine these settings describe. */
+  Evaluator evaluator() {
+    return new Evaluator(store, clock);
+  }
+}

@@ -1,0 +1,332 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The answer to one request, written into an object the caller owns and reuses: the allocation-free
+ * form of {@link Decision}. A decision into a reused outcome allocates nothing on the allow path.
+ *
+ * <pre>{@code
+ * Outcome out = new Outcome();           // one per thread, reused
+ * if (!limiter.tryAcquire(key, 1, out)) {
+ *   reject(out.retryAfterMillis());
+ * }
+ * }</pre>
+ *
+ * <p>The <em>binding</em> quota is the one that decided, as for {@link Decision}. Not thread-safe:
+ * one thread at a time, and each decision overwrites the last. {@link #toDecision} takes an
+ * immutable copy.
+ */
+public final class Outcome {
+
+  /** Which quotas the outcome reports. */
+  private enum Scope {
+    /** Every counter of the call. */
+    ALL,
+    /** The binding quota alone (the deny cache answered). */
+    BINDING,
+    /** None (the store failed, or nothing applied). */
+    NONE
+  }
+
+  final Call call;
+  private boolean applied;
+  private boolean allowed = true;
+  private String policy = "";
+  private Tier tier;
+  private long used;
+  private long remaining;
+  private long resetAfterMillis;
+  private long retryAfterMillis;
+  private boolean bindingShadow;
+  private boolean bindingExceeded;
+  private StoreStatus storeStatus = StoreStatus.OK;
+  private boolean shadowRejected;
+  private boolean cached;
+  private Scope scope = Scope.NONE;
+  private long now;
+
+  /** Quotas frozen by {@link #copy}; null while the call's counters report them. */
+  private List<Quota> frozen;
+
+  /** An empty outcome, ready for a limiter to write into. */
+  public Outcome() {
+    this.call = new Call();
+  }
+
+  private Outcome(Outcome o) {
+    this.call = null;
+    this.applied = o.applied;
+    this.allowed = o.allowed;
+    this.policy = o.policy;
+    this.tier = o.tier;
+    this.used = o.used;
+    this.remaining = o.remaining;
+    this.resetAfterMillis = o.resetAfterMillis;
+    this.retryAfterMillis = o.retryAfterMillis;
+    this.bindingShadow = o.bindingShadow;
+    this.bindingExceeded = o.bindingExceeded;
+    this.storeStatus = o.storeStatus;
+    this.shadowRejected = o.shadowRejected;
+    this.cached = o.cached;
+    this.scope = o.scope;
+    this.now = o.now;
+    this.frozen = List.copyOf(o.quotas());
+  }
+
+  /** An immutable copy, quotas included. */
+  Outcome copy() {
+    return new Outcome(this);
+  }
+
+  /**
+   * Whether any limit applied. False when a request limiter found no rule for the request (no
+   * match, no identity, or the kill switch is on); the request is then allowed and nothing else is
+   * set.
+   */
+  public boolean applied() {
+    return applied;
+  }
+
+  /** Whether the request may proceed. */
+  public boolean allowed() {
+    return allowed;
+  }
+
+  /** The id of the binding policy. */
+  public String policy() {
+    return policy;
+  }
+
+  /**
+   * The binding tier.
+   *
+   * @throws IllegalStateException if no limit applied
+   */
+  public Tier tier() {
+    if (!applied) {
+      throw new IllegalStateException("no limit applied");
+    }
+    return tier;
+  }
+
+  /** The binding tier's limit; 0 when no limit applied. */
+  public long limit() {
+    return applied ? tier.limit() : 0;
+  }
+
+  /** Permits counted against the binding tier. */
+  public long used() {
+    return used;
+  }
+
+  /** Permits left in the binding tier, never negative. */
+  public long remaining() {
+    return remaining;
+  }
+
+  /** Milliseconds until the binding tier is back to zero if nothing else arrives. */
+  public long resetAfterMillis() {
+    return resetAfterMillis;
+  }
+
+  /** Milliseconds the client should wait; 0 when allowed (see {@link Decision#retryAfter}). */
+  public long retryAfterMillis() {
+    return retryAfterMillis;
+  }
+
+  /** Whether the binding policy only reports (never rejects). */
+  public boolean bindingShadow() {
+    return bindingShadow;
+  }
+
+  /** Whether the store answered, and if not, which way the decision fell. */
+  public StoreStatus storeStatus() {
+    return storeStatus;
+  }
+
+  /** Whether the store failed or timed out for this decision. */
+  public boolean storeFailed() {
+    return storeStatus != StoreStatus.OK;
+  }
+
+  /** Whether a shadow policy would have rejected this request (it was not rejected for it). */
+  public boolean shadowRejected() {
+    return shadowRejected;
+  }
+
+  /** Whether the local deny cache answered, with no store call. */
+  public boolean fromDenyCache() {
+    return cached;
+  }
+
+  /**
+   * Every tier of every policy that applied, in order, as for {@link Decision#quotas}. Allocates a
+   * new list on each call.
+   */
+  public List<Quota> quotas() {
+    if (frozen != null) {
+      return frozen;
+    }
+    switch (scope) {
+      case ALL:
+        List<Quota> all = new ArrayList<>(call.size());
+        for (int i = 0; i < call.size(); i++) {
+          all.add(quota(call.counter(i)));
+        }
+        return all;
+      case BINDING:
+        return List.of(binding());
+      default:
+        return List.of();
+    }
+  }
+
+  /** The binding quota; see {@link Decision#binding}. */
+  Quota binding() {
+    return new Quota(
+        policy,
+        tier,
+        used,
+        remaining,
+        Duration.ofMillis(resetAfterMillis),
+        bindingShadow,
+        bindingExceeded);
+  }
+
+  /** An immutable {@link Decision}, or empty when no limit applied. */
+  public Optional<Decision> toDecision() {
+    return applied ? Optional.of(new Decision(copy())) : Optional.empty();
+  }
+
+  // Written by the engine.
+
+  /** Nothing applied: allowed, and nothing to report. */
+  void none() {
+    applied = false;
+    allowed = true;
+    policy = "";
+    tier = null;
+    used = 0;
+    remaining = 0;
+    resetAfterMillis = 0;
+    retryAfterMillis = 0;
+    bindingShadow = false;
+    bindingExceeded = false;
+    storeStatus = StoreStatus.OK;
+    shadowRejected = false;
+    cached = false;
+    scope = Scope.NONE;
+  }
+
+  /** A decision from the call's counters, {@code binding} the one that decided. */
+  void counted(
+      long now, boolean allowed, Call.Counter binding, long retryAfter, boolean shadowRejected) {
+    this.now = now;
+    this.applied = true;
+    this.allowed = allowed;
+    bind(binding);
+    this.retryAfterMillis = retryAfter;
+    this.storeStatus = StoreStatus.OK;
+    this.shadowRejected = shadowRejected;
+    this.cached = false;
+    this.scope = Scope.ALL;
+  }
+
+  private void bind(Call.Counter c) {
+    Policy p = c.entry.policy;
+    this.policy = p.id;
+    this.tier = c.tier();
+    this.used = Math.max(0, c.count.used());
+    this.remaining = Math.max(0, tier.limit() - used);
+    this.resetAfterMillis = Math.max(0, c.count.resetAt() - now);
+    this.bindingShadow = p.shadow;
+    this.bindingExceeded = !c.count.passed();
+  }
+
+  private Quota quota(Call.Counter c) {
+    Policy p = c.entry.policy;
+    Tier t = c.tier();
+    long u = Math.max(0, c.count.used());
+    return new Quota(
+        p.id,
+        t,
+        u,
+        Math.max(0, t.limit() - u),
+        Duration.ofMillis(Math.max(0, c.count.resetAt() - now)),
+        p.shadow,
+        !c.count.passed());
+  }
+
+  /** A rejection with the binding quota alone: the deny cache answered, or it can never pass. */
+  void rejected(
+      Policy p,
+      Tier tier,
+      long used,
+      long resetAfterMillis,
+      long retryAfterMillis,
+      boolean cached) {
+    this.applied = true;
+    this.allowed = false;
+    this.policy = p.id;
+    this.tier = tier;
+    this.used = used;
+    this.remaining = Math.max(0, tier.limit() - used);
+    this.resetAfterMillis = Math.max(0, resetAfterMillis);
+    this.retryAfterMillis = retryAfterMillis;
+    this.bindingShadow = false;
+    this.bindingExceeded = true;
+    this.storeStatus = StoreStatus.OK;
+    this.shadowRejected = false;
+    this.cached = cached;
+    this.scope = Scope.BINDING;
+  }
+
+  /** The store (or the limiter) failed: decided without counts by {@code binding}'s setting. */
+  void withoutCounts(Policy binding) {
+    boolean closed = binding.failClosed && !binding.shadow;
+    Tier t = binding.tiers[0];
+    this.applied = true;
+    this.allowed = !closed;
+    this.policy = binding.id;
+    this.tier = t;
+    this.used = 0;
+    this.remaining = t.limit();
+    this.resetAfterMillis = t.periodMillis();
+    this.retryAfterMillis = closed ? Evaluator.FAIL_CLOSED_RETRY_MILLIS : 0;
+    this.bindingShadow = binding.shadow;
+    this.bindingExceeded = closed;
+    this.storeStatus = closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN;
+    this.shadowRejected = false;
+    this.cached = false;
+    this.scope = Scope.NONE;
+  }
+
+  @Override
+  public String toString() {
+    if (!applied) {
+      return "allowed{no limit applied}";
+    }
+    return (allowed ? "allowed" : "rejected")
+        + "{policy="
+        + policy
+        + ", limit="
+        + limit()
+        + ", used="
+        + used
+        + ", remaining="
+        + remaining
+        + ", resetAfter="
+        + Duration.ofMillis(resetAfterMillis)
+        + ", retryAfter="
+        + Duration.ofMillis(retryAfterMillis)
+        + ", store="
+        + storeStatus
+        + (shadowRejected ? ", shadowRejected" : "")
+        + (cached ? ", cached" : "")
+        + "}";
+  }
+}

@@ -1,0 +1,46 @@
+package dev.sluice.algorithm;
+
+/**
+ * One tier under one algorithm: at most {@link #limit()} permits per {@link #periodMillis()}. Given
+ * the counts the store reported for a window and the one before it, it decides whether a request
+ * passes and fills in what a client is told. Immutable and thread-safe.
+ */
+public interface WindowLimit {
+
+  /** A sliding-window, fixed-rate limit: {@code previous × (1 − f) + current ≤ limit}. */
+  static WindowLimit sliding(long limit, long periodMillis) {
+    return new SlidingWindow(limit, periodMillis);
+  }
+
+  /**
+   * A fixed-window limit; {@code staggered} shifts each identity's window boundary by a hash of the
+   * identity, so clients do not all reset at once.
+   */
+  static WindowLimit fixed(long limit, long periodMillis, boolean staggered) {
+    return new FixedWindow(limit, periodMillis, staggered);
+  }
+
+  long limit();
+
+  long periodMillis();
+
+  /**
+   * Where this identity's windows begin, in {@code [0, periodMillis)}; the same on every instance
+   * of a fleet.
+   */
+  long offset(String identity);
+
+  /**
+   * Decides {@code c} from its inputs ({@link Count#observe}) and sets its outputs. A rejected
+   * request's count includes other requests rejected at the same moment, whose refunds are on their
+   * way; every request past the limit is refunded, so the outputs reckon from the count the window
+   * settles at, not the inflated one.
+   */
+  void evaluate(Count c);
+
+  /**
+   * Milliseconds from {@code c}'s instant until one permit could pass, once {@code c} (a rejection)
+   * has settled; how long a deny cache may answer for the identity.
+   */
+  long retryForOne(Count c);
+}

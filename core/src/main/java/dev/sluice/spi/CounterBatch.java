@@ -1,0 +1,43 @@
+package dev.sluice.spi;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The counters of one decision, as a store reads them without anything allocated per call: the same
+ * data as a list of {@link CounterUpdate}s, by index. A batch is reused by one thread at a time; a
+ * store must not keep it past the call.
+ */
+public interface CounterBatch {
+
+  /** How many counters. */
+  int size();
+
+  /** The counter's rule or limiter id ({@link CounterUpdate#rule}). */
+  String rule(int i);
+
+  /** The counter's identity ({@link CounterUpdate#identity}); any string. */
+  String identity(int i);
+
+  /** The window length in milliseconds, &gt; 0. */
+  long periodMillis(int i);
+
+  /** The window index. */
+  long window(int i);
+
+  /** How much to add, &gt; 0. */
+  long delta(int i);
+
+  /** The store's answer for counter {@code i}: the window's new count and the previous one's. */
+  void counted(int i, long current, long previous);
+
+  /** The batch as updates, for a store that has no allocation-free path. */
+  default List<CounterUpdate> updates() {
+    int n = size();
+    List<CounterUpdate> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(new CounterUpdate(rule(i), identity(i), periodMillis(i), window(i), delta(i)));
+    }
+    return out;
+  }
+}
