@@ -26,6 +26,7 @@ final class Call implements CounterBatch {
     int tier;
     WindowLimit limit;
     long window;
+    long windowStart;
     long current;
     long previous;
     final Count count = new Count();

@@ -56,6 +56,7 @@ final class Evaluator {
       long period = c.limit.periodMillis();
       long offset = c.limit.offset(c.entry.identity);
       c.window = Math.floorDiv(now - offset, period);
+      c.windowStart = c.window * period + offset;
     }
     try {
       store.increment(call);
@@ -67,9 +68,7 @@ final class Evaluator {
     boolean shadowRejected = false;
     for (int i = 0; i < n; i++) {
       Call.Counter c = call.counter(i);
-      long period = c.limit.periodMillis();
-      long start = c.window * period + c.limit.offset(c.entry.identity);
-      c.count.observe(now, start, c.current, c.previous, permits);
+      c.count.observe(now, c.windowStart, c.current, c.previous, permits);
       c.limit.evaluate(c.count);
       if (!c.count.passed()) {
         if (c.entry.policy.shadow) {

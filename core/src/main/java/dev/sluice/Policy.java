@@ -18,6 +18,7 @@ public final class Policy {
   final boolean failClosed;
   final boolean shadow;
   final boolean staggered;
+  private final Tier tightest;
 
   /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
   final DenyCache denyCache;
@@ -40,6 +41,13 @@ public final class Policy {
     this.failClosed = failClosed;
     this.shadow = shadow;
     this.staggered = staggered;
+    Tier t = this.tiers[0];
+    for (Tier o : this.tiers) {
+      if (o.limit() < t.limit()) {
+        t = o;
+      }
+    }
+    this.tightest = t;
     this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
   }
 
@@ -72,12 +80,6 @@ public final class Policy {
 
   /** The smallest limit of any tier. */
   Tier tightest() {
-    Tier t = tiers[0];
-    for (Tier o : tiers) {
-      if (o.limit() < t.limit()) {
-        t = o;
-      }
-    }
-    return t;
+    return tightest;
   }
 }

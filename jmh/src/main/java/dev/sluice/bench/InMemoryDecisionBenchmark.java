@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.CoarseClock;
 import dev.sluice.Decision;
 import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
@@ -43,7 +44,8 @@ public class InMemoryDecisionBenchmark {
   /**
    * {@code sluice-sliding} and {@code sluice-fixed} decide into a per-thread {@link Outcome} (the
    * call the filters make); {@code sluice-decision} is the sliding window through the convenient
-   * {@link Decision}-returning call.
+   * {@link Decision}-returning call; {@code sluice-coarse} is the sliding window on {@link
+   * CoarseClock}, which saves the system-clock read every other limiter here pays.
    */
   @Param({"sluice-sliding", "sluice-fixed", "sluice-decision", "bucket4j", "resilience4j", "guava"})
   public String limiter;
@@ -80,6 +82,13 @@ public class InMemoryDecisionBenchmark {
                   RateLimiter.slidingWindow(store())
                       .tier(limit, period)
                       .denyCacheSize(denyCache())
+                      .build());
+          case "sluice-coarse" ->
+              sluice(
+                  RateLimiter.slidingWindow(store())
+                      .tier(limit, period)
+                      .denyCacheSize(denyCache())
+                      .clock(CoarseClock.shared())
                       .build());
           case "sluice-decision" -> {
             RateLimiter l =
