@@ -1,26 +1,13 @@
 package dev.sluice.algorithm;
 
 /** Fixed window: at most {@code limit} per window, counted from the window boundary. */
-final class FixedWindow implements WindowLimit {
+final class FixedWindow extends Window {
 
-  private final long limit;
-  private final long period;
   private final boolean staggered;
 
   FixedWindow(long limit, long periodMillis, boolean staggered) {
-    this.limit = limit;
-    this.period = periodMillis;
+    super(limit, periodMillis);
     this.staggered = staggered;
-  }
-
-  @Override
-  public long limit() {
-    return limit;
-  }
-
-  @Override
-  public long periodMillis() {
-    return period;
   }
 
   @Override

@@ -4,26 +4,12 @@ package dev.sluice.algorithm;
  * Sliding window, fixed rate (Cloudflare's counter): {@code previous × (1 − f) + current}, with
  * {@code f} the elapsed fraction of the current window. Smooth at window edges.
  */
-final class SlidingWindow implements WindowLimit {
+final class SlidingWindow extends Window {
 
   private static final double EPSILON = 1e-9;
 
-  private final long limit;
-  private final long period;
-
   SlidingWindow(long limit, long periodMillis) {
-    this.limit = limit;
-    this.period = periodMillis;
-  }
-
-  @Override
-  public long limit() {
-    return limit;
-  }
-
-  @Override
-  public long periodMillis() {
-    return period;
+    super(limit, periodMillis);
   }
 
   @Override

@@ -47,7 +47,15 @@ public class InMemoryDecisionBenchmark {
    * {@link Decision}-returning call; {@code sluice-coarse} is the sliding window on {@link
    * CoarseClock}, which saves the system-clock read every other limiter here pays.
    */
-  @Param({"sluice-sliding", "sluice-fixed", "sluice-decision", "bucket4j", "resilience4j", "guava"})
+  @Param({
+    "sluice-sliding",
+    "sluice-fixed",
+    "sluice-decision",
+    "sluice-coarse",
+    "bucket4j",
+    "resilience4j",
+    "guava"
+  })
   public String limiter;
 
   @Param({"1", "100000"})
