@@ -5,13 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Decision;
+import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class InMemoryCounterStoreTest extends CounterStoreContract {
@@ -76,5 +83,58 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     assertEquals(false, d.allowed());
     // 3 × (1 − g) + 1 ≤ 3 from g = 1/3 of the next window on.
     assertEquals(Duration.ofMillis(1_334), d.retryAfter());
+  }
+
+  @Test
+  void concurrentAddsAreNeverLostAcrossAWindowChange() throws Exception {
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    int threads = 4;
+    int each = 20_000;
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  for (int i = 0; i < each; i++) {
+                    // Half the adds go to window W, half to W + 1: the W + 1 slot is reset while
+                    // others still add to W.
+                    s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + (i & 1), 1)));
+                  }
+                  return null;
+                }));
+      }
+      start.countDown();
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long[] counts = s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + 1, 1)));
+    assertArrayEquals(
+        new long[] {threads * each / 2 + 1, threads * each / 2},
+        counts,
+        "every add counted in the window it named");
+  }
+
+  @Test
+  void aReusedOutcomeAnswersAsTheDecisionDoes() {
+    RateLimiter l =
+        RateLimiter.fixedWindow(store).tier(2, Duration.ofSeconds(10)).clock(clock).build();
+    Outcome out = new Outcome();
+    assertTrue(l.tryAcquire("a", 1, out));
+    assertEquals(1, out.remaining());
+    assertTrue(l.tryAcquire("a", 1, out));
+    assertEquals(false, l.tryAcquire("a", 1, out));
+    Decision d = l.tryAcquire("a");
+    assertEquals(d.allowed(), out.allowed());
+    assertEquals(d.retryAfter().toMillis(), out.retryAfterMillis());
+    assertEquals(d.remaining(), out.remaining());
+    assertTrue(l.tryAcquire("b", 1, out), "the same outcome serves the next key");
+    assertEquals(1, out.remaining());
   }
 }
