@@ -51,11 +51,6 @@ public final class Policy {
     this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
   }
 
-  /** The rule or limiter id, part of every counter's key. */
-  public String id() {
-    return id;
-  }
-
   /**
    * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
    * ratio (rounded up, at least 1). It shares the counters (same id and periods) and has its own

@@ -65,9 +65,6 @@ public interface RateLimiter {
 
   /** Configures a {@link RateLimiter}; not thread-safe, validates each value when it is set. */
   final class Builder extends LimiterBuilder<Builder> {
-    /** Deny cache entries per limiter unless told otherwise. */
-    public static final int DEFAULT_DENY_CACHE_SIZE = LimiterBuilder.DEFAULT_DENY_CACHE_SIZE;
-
     private final Algorithm algorithm;
     private final List<Tier> tiers = new ArrayList<>();
     private String id = "default";

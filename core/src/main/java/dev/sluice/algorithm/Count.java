@@ -56,11 +56,6 @@ public final class Count {
     return retry;
   }
 
-  /** The instant of the decision. */
-  public long now() {
-    return now;
-  }
-
   void outcome(boolean passed, long used, long resetAt, long retry, long settled) {
     this.passed = passed;
     this.used = used;

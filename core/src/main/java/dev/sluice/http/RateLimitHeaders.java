@@ -87,12 +87,12 @@ public final class RateLimitHeaders {
         out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
         out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
         out.accept("X-RateLimit-Used", Long.toString(d.used()));
-        long resetSeconds = ceilDiv(d.resetAfterMillis(), 1000);
+        long resetSeconds = seconds(d.resetAfterMillis());
         out.accept(
             "X-RateLimit-Reset",
             Long.toString(
                 reset == ResetFormat.EPOCH_SECONDS
-                    ? ceilDiv(nowMillis + d.resetAfterMillis(), 1000)
+                    ? seconds(nowMillis + d.resetAfterMillis())
                     : resetSeconds));
       }
       if (families.contains(Family.IETF)) {
@@ -134,7 +134,7 @@ public final class RateLimitHeaders {
   }
 
   private static long retrySeconds(Outcome d) {
-    return Math.max(1, ceilDiv(d.retryAfterMillis(), 1000));
+    return Math.max(1, seconds(d.retryAfterMillis()));
   }
 
   /** An RFC 9457 problem document for a rejected decision. */
@@ -178,11 +178,12 @@ public final class RateLimitHeaders {
 
   /** Rounds up to whole seconds. */
   static long seconds(Duration d) {
-    return ceilDiv(d.toMillis(), 1000);
+    return seconds(d.toMillis());
   }
 
-  private static long ceilDiv(long a, long b) {
-    return -Math.floorDiv(-a, b);
+  /** Milliseconds rounded up to whole seconds. */
+  private static long seconds(long millis) {
+    return -Math.floorDiv(-millis, 1000);
   }
 
   /**

@@ -74,7 +74,7 @@ public final class RequestLimiter {
     if (!c.rules.enabled() || c.active.length == 0) {
       return engine.decide(out, 1);
     }
-    return decide(request, c, c.active, c.active.length, null, out);
+    return decide(request, c, c.active, null, out);
   }
 
   /**
@@ -104,8 +104,30 @@ public final class RequestLimiter {
   public final class Binding {
     private final String[] ids;
 
+    /** The enabled rules of {@link #ids} in the rule set they were resolved from. */
+    private volatile Resolved resolved;
+
+    private record Resolved(Compiled from, Active[] active) {}
+
     private Binding(String[] ids) {
       this.ids = ids;
+    }
+
+    /** The binding's enabled rules in {@code c}, resolved once per rule set. */
+    private Active[] active(Compiled c) {
+      Resolved r = resolved;
+      if (r == null || r.from != c) {
+        List<Active> active = new ArrayList<>(ids.length);
+        for (String id : ids) {
+          Active a = c.boundActive.get(id);
+          if (a != null) {
+            active.add(a);
+          }
+        }
+        r = new Resolved(c, active.toArray(new Active[0]));
+        resolved = r;
+      }
+      return r.active;
     }
 
     /**
@@ -126,28 +148,20 @@ public final class RequestLimiter {
       if (!c.rules.enabled()) {
         return engine.decide(out, 1);
       }
-      Active[] active = new Active[ids.length];
-      int n = 0;
-      for (String id : ids) {
-        Active a = c.boundActive.get(id);
-        if (a != null) {
-          active[n++] = a;
-        }
-      }
+      Active[] active = active(c);
       return RequestLimiter.this.decide(
-          request, c, active, n, Objects.requireNonNull(pathParameters, "pathParameters"), out);
+          request, c, active, Objects.requireNonNull(pathParameters, "pathParameters"), out);
     }
   }
 
   /**
-   * Decides by the first {@code n} candidates; matches method and path unless {@code bound} carries
-   * the path parameters of an adapter's binding.
+   * Decides by the candidates; matches method and path unless {@code bound} carries the path
+   * parameters of an adapter's binding.
    */
   private boolean decide(
       RequestInfo request,
       Compiled c,
       Active[] candidates,
-      int n,
       Map<String, String> bound,
       Outcome out) {
     Active current = null;
@@ -155,8 +169,7 @@ public final class RequestLimiter {
       String[] path =
           bound == null ? PathPattern.split(PathPattern.normalize(request.path())) : null;
       String method = bound == null ? upper(request.method()) : null;
-      for (int i = 0; i < n; i++) {
-        Active a = candidates[i];
+      for (Active a : candidates) {
         current = a;
         Map<String, String> captures = bound;
         if (bound == null) {

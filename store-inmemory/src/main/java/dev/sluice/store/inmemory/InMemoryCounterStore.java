@@ -129,8 +129,9 @@ public final class InMemoryCounterStore implements CounterStore {
 
   @Override
   public void decrement(List<CounterUpdate> updates) {
+    Key probe = probes.get();
     for (CounterUpdate u : updates) {
-      Counter c = counters.getIfPresent(new Key().set(u.rule(), u.identity(), u.periodMillis()));
+      Counter c = counters.getIfPresent(probe.set(u.rule(), u.identity(), u.periodMillis()));
       if (c != null) {
         c.subtract(u.window(), u.delta());
       }
