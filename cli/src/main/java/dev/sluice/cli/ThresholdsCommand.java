@@ -127,7 +127,8 @@ final class ThresholdsCommand implements Callable<Integer> {
             usage::request,
             n ->
                 progress.update(
-                    base + n, rate(base + n, progress.seconds()) + "  " + f.getFileName()));
+                    base + n,
+                    rate(log.textBytes, progress.seconds()) + " of text  " + f.getFileName()));
         before += Files.size(f);
       }
       usage.finish();
@@ -138,7 +139,7 @@ final class ThresholdsCommand implements Callable<Integer> {
               + " clients (about 250 bytes each); give Java more heap: java -Xmx4g -jar ...");
     }
     double secs = progress.seconds();
-    progress.finish(rate(totalBytes, secs));
+    progress.finish(rate(log.textBytes, secs) + " of text");
     report(out, log, usage, files.size(), totalBytes, secs);
     return 0;
   }
