@@ -42,9 +42,13 @@ final class Call implements CounterBatch {
   private int counterCount;
   long permits;
 
+  /** Whether any added policy is counted in two layers. */
+  boolean synced;
+
   void clear() {
     entryCount = 0;
     counterCount = 0;
+    synced = false;
   }
 
   /** Adds a policy and one counter per tier. */
@@ -61,6 +65,7 @@ final class Call implements CounterBatch {
     e.identity = identity;
     e.firstCounter = counterCount;
     e.shadowFailed = false;
+    synced |= policy.syncMillis > 0;
     for (int t = 0; t < policy.tiers.length; t++) {
       if (counterCount == counters.length) {
         counters = grow(counters);
@@ -120,6 +125,17 @@ final class Call implements CounterBatch {
   @Override
   public long delta(int i) {
     return permits;
+  }
+
+  @Override
+  public long syncMillis(int i) {
+    return counters[i].entry.policy.syncMillis;
+  }
+
+  @Override
+  public long localAllowance(int i) {
+    Counter c = counters[i];
+    return Math.max(1, c.limit.limit() / c.entry.policy.instances);
   }
 
   @Override

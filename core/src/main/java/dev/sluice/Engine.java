@@ -34,6 +34,11 @@ public final class Engine {
     return evaluator.clock();
   }
 
+  /** The local layer of two-layer policies. */
+  TwoLayerStore twoLayer() {
+    return evaluator.twoLayer();
+  }
+
   /** An engine of the given settings. */
   public static Engine of(LimiterBuilder<?> settings) {
     return new Engine(settings);

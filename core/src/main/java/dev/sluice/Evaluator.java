@@ -23,13 +23,20 @@ final class Evaluator {
   static final long WARN_INTERVAL_MILLIS = 10_000;
 
   private final CounterStore store;
+  private final TwoLayerStore twoLayer;
   private final InstantSource clock;
   private final LogGate warnings = new LogGate(WARN_INTERVAL_MILLIS);
   private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
 
-  Evaluator(CounterStore store, InstantSource clock) {
+  Evaluator(CounterStore store, InstantSource clock, boolean backgroundSync) {
     this.store = store;
     this.clock = clock;
+    this.twoLayer = new TwoLayerStore(store, clock, TwoLayerStore.MAX_COUNTERS, backgroundSync);
+  }
+
+  /** The local layer of two-layer policies. */
+  TwoLayerStore twoLayer() {
+    return twoLayer;
   }
 
   InstantSource clock() {
@@ -59,7 +66,11 @@ final class Evaluator {
       c.windowStart = c.window * period + offset;
     }
     try {
-      store.increment(call);
+      if (call.synced) {
+        twoLayer.increment(call);
+      } else {
+        store.increment(call);
+      }
     } catch (RuntimeException e) {
       storeFailed(call, out, e);
       return;
@@ -83,12 +94,12 @@ final class Evaluator {
       if (shadowRejected) {
         // A shadow policy gives back what its enforcement would have given back; the others keep
         // theirs.
-        refund(updates(call, true));
+        refund(call, updates(call, true));
       }
       out.counted(now, true, leastRemaining(call), 0, shadowRejected);
       return;
     }
-    refund(updates(call, false));
+    refund(call, updates(call, false));
     remember(call, now);
     Call.Counter binding = latestRetry(call);
     long retry = binding.count.retryMillis();
@@ -147,7 +158,11 @@ final class Evaluator {
     return out;
   }
 
-  private void refund(List<CounterUpdate> batch) {
+  private void refund(Call call, List<CounterUpdate> updates) {
+    List<CounterUpdate> batch = call.synced ? twoLayer.refundLocally(updates) : updates;
+    if (batch.isEmpty()) {
+      return;
+    }
     try {
       store
           .decrementAsync(batch)

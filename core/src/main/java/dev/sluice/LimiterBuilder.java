@@ -21,6 +21,9 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
   DecisionListener listener = DecisionListener.NONE;
 
+  /** Whether two-layer counters sync on a background thread; tests sync by hand. */
+  boolean backgroundSync = true;
+
   protected LimiterBuilder(CounterStore store) {
     this.store = Objects.requireNonNull(store, "store");
   }
@@ -56,6 +59,6 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /** The engine these settings describe. */
   Evaluator evaluator() {
-    return new Evaluator(store, clock);
+    return new Evaluator(store, clock, backgroundSync);
   }
 }

@@ -18,6 +18,13 @@ public final class Policy {
   final boolean failClosed;
   final boolean shadow;
   final boolean staggered;
+
+  /** Two-layer counting: the sync interval in ms, or 0 for a store call on every decision. */
+  final long syncMillis;
+
+  /** Instances sharing the limit, for the local allowance while the store is down. */
+  final int instances;
+
   private final Tier tightest;
 
   /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
@@ -31,7 +38,21 @@ public final class Policy {
       boolean shadow,
       boolean staggered,
       int denyCacheSize) {
+    this(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize, null);
+  }
+
+  private Policy(
+      String id,
+      Algorithm algorithm,
+      List<Tier> tiers,
+      boolean failClosed,
+      boolean shadow,
+      boolean staggered,
+      int denyCacheSize,
+      Sync sync) {
     this.id = id;
+    this.syncMillis = sync == null ? 0 : sync.interval().toMillis();
+    this.instances = sync == null ? 1 : sync.instances();
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
     this.limits = new WindowLimit[this.tiers.length];
@@ -70,7 +91,28 @@ public final class Policy {
         failClosed,
         shadow,
         staggered,
-        denyCache == null ? 0 : denyCache.capacity());
+        denyCache == null ? 0 : denyCache.capacity(),
+        sync());
+  }
+
+  /**
+   * This policy counted in two layers ({@link Sync}), or, for empty, with a store call on every
+   * decision. It shares the counters and has its own deny cache.
+   */
+  public Policy withSync(java.util.Optional<Sync> sync) {
+    return new Policy(
+        id,
+        algorithm,
+        List.of(tiers),
+        failClosed,
+        shadow,
+        staggered,
+        denyCache == null ? 0 : denyCache.capacity(),
+        sync.orElse(null));
+  }
+
+  private Sync sync() {
+    return syncMillis == 0 ? null : new Sync(java.time.Duration.ofMillis(syncMillis), instances);
   }
 
   /** The smallest limit of any tier. */

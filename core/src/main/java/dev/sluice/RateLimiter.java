@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Limits how often each key (a client, an API key, an IP…) may act: every tier must pass.
@@ -70,6 +71,7 @@ public interface RateLimiter {
     private String id = "default";
     private boolean failClosed;
     private boolean staggered;
+    private Sync sync;
 
     Builder(Algorithm algorithm, CounterStore store) {
       super(store);
@@ -116,6 +118,15 @@ public interface RateLimiter {
     }
 
     /**
+     * Counts in two layers: locally, synced with the store at most once per {@code sync.interval()}
+     * per counter ({@link Sync}). Off by default: every decision goes to the store.
+     */
+    public Builder sync(Sync sync) {
+      this.sync = Objects.requireNonNull(sync, "sync");
+      return this;
+    }
+
+    /**
      * Builds the limiter.
      *
      * @throws IllegalArgumentException if no tier was added
@@ -123,7 +134,10 @@ public interface RateLimiter {
     public RateLimiter build() {
       Engine engine = Engine.of(this);
       return new SingleRateLimiter(
-          engine, engine.policy(id, algorithm, tiers, failClosed, false, staggered));
+          engine,
+          engine
+              .policy(id, algorithm, tiers, failClosed, false, staggered)
+              .withSync(Optional.ofNullable(sync)));
     }
   }
 }

@@ -25,6 +25,10 @@ final class SingleRateLimiter implements RateLimiter {
     return policy;
   }
 
+  Engine engine() {
+    return engine;
+  }
+
   @Override
   public String toString() {
     return "RateLimiter{"

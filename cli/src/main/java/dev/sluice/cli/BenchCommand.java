@@ -42,8 +42,11 @@ final class BenchCommand implements Callable<Integer> {
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--url", required = true, description = "The URL to GET.")
-  URI url;
+  @Option(
+      names = "--url",
+      required = true,
+      description = "The URL to GET; repeat it to spread requests over several instances in turn.")
+  List<URI> urls;
 
   @Option(names = "--rate", required = true, description = "Requests per second.")
   double rate;
@@ -115,7 +118,7 @@ final class BenchCommand implements Callable<Integer> {
     PrintWriter w = spec.commandLine().getOut();
     w.printf(
         "bench GET %s at %s/s for %s over %d connections%s%n",
-        url,
+        urls.size() == 1 ? urls.get(0) : urls.get(0) + " and " + (urls.size() - 1) + " more",
         number(rate),
         dev.sluice.rules.Periods.format(duration),
         connections,
@@ -134,12 +137,14 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private LoadGenerator.Plan plan() {
-    if (url.getScheme() == null
-        || !(url.getScheme().equals("http") || url.getScheme().equals("https"))
-        || url.getHost() == null) {
-      throw new Sluice.UsageError("--url: not an http(s) URL with a host: " + url);
+    for (URI url : urls) {
+      if (url.getScheme() == null
+          || !(url.getScheme().equals("http") || url.getScheme().equals("https"))
+          || url.getHost() == null) {
+        throw new Sluice.UsageError("--url: not an http(s) URL with a host: " + url);
+      }
+      checkHost(url.getHost());
     }
-    checkHost(url.getHost());
     if (!(rate > 0 && rate <= MAX_RATE)) {
       throw new Sluice.UsageError("--rate: must be above 0 and at most 100000: " + number(rate));
     }
@@ -152,33 +157,54 @@ final class BenchCommand implements Callable<Integer> {
     if (keys < 0) {
       throw new Sluice.UsageError("--keys: must not be negative");
     }
+    if (keys > 0) {
+      checkHeader(keyHeader, "client-0");
+    }
     Map<String, String> h = new LinkedHashMap<>();
     for (String header : headers) {
       int colon = header.indexOf(':');
       if (colon <= 0) {
         throw new Sluice.UsageError("--header: expected Name:Value, got '" + header + "'");
       }
-      h.put(header.substring(0, colon).trim(), header.substring(colon + 1).trim());
+      String name = header.substring(0, colon).trim();
+      String value = header.substring(colon + 1).trim();
+      checkHeader(name, value);
+      h.put(name, value);
     }
     LoadGenerator.Plan plan =
         new LoadGenerator.Plan(
-            url, rate, duration, connections, h, keyHeader, keys, timeout, warmup);
+            List.copyOf(urls), rate, duration, connections, h, keyHeader, keys, timeout, warmup);
     if (plan.requests() + rate * warmup.toNanos() / 1e9 > MAX_REQUESTS) {
       throw new Sluice.UsageError("--rate times --duration: at most 10000000 requests in one run");
     }
     if (plan.requests() < 1) {
       throw new Sluice.UsageError("--rate times --duration: less than one request");
     }
-    try {
-      java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(url);
-      h.forEach(b::header);
-      if (keys > 0) {
-        b.header(keyHeader, "client-0");
-      }
-    } catch (IllegalArgumentException e) {
-      throw new Sluice.UsageError("--header: " + e.getMessage());
-    }
     return plan;
+  }
+
+  private static final java.util.regex.Pattern TOKEN =
+      java.util.regex.Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+  private static final java.util.Set<String> OWN =
+      java.util.Set.of("host", "content-length", "transfer-encoding", "connection", "upgrade");
+
+  /**
+   * A header name that is an HTTP token, a value without line breaks, not one bench sets itself.
+   */
+  private static void checkHeader(String name, String value) {
+    if (!TOKEN.matcher(name).matches()) {
+      throw new Sluice.UsageError("--header: not a header name: '" + name + "'");
+    }
+    if (OWN.contains(name.toLowerCase(Locale.ROOT))) {
+      throw new Sluice.UsageError("--header: " + name + " is set by sluice bench itself");
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '\r' || c == '\n' || c == 0 || c > 0xff) {
+        throw new Sluice.UsageError(
+            "--header: the value of " + name + " has a character HTTP does not allow");
+      }
+    }
   }
 
   private void checkHost(String host) {
@@ -236,10 +262,11 @@ final class BenchCommand implements Callable<Integer> {
     if (h.getTotalCount() > 0) {
       w.printf(
           Locale.ROOT,
-          "latency (ms, from when each request was due): p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f"
-              + "  max %.3f%n",
+          "latency (ms, from when each request was due): p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f"
+              + "  p99.9 %.3f  max %.3f%n",
           h.getValueAtPercentile(50) / 1000.0,
           h.getValueAtPercentile(90) / 1000.0,
+          h.getValueAtPercentile(95) / 1000.0,
           h.getValueAtPercentile(99) / 1000.0,
           h.getValueAtPercentile(99.9) / 1000.0,
           h.getMaxValue() / 1000.0);
@@ -251,7 +278,7 @@ final class BenchCommand implements Callable<Integer> {
     try (PrintStream p = new PrintStream(Files.newOutputStream(out.resolve("latency.hgrm")))) {
       r.latencyMicros().outputPercentileDistribution(p, 1000.0);
     }
-    Charts.save(latencyChart(r.latencyMicros(), url.toString()), out.resolve("latency.png"));
+    Charts.save(latencyChart(r.latencyMicros(), urls.get(0).getPath()), out.resolve("latency.png"));
     Charts.save(statusChart(r), out.resolve("status.png"));
   }
 

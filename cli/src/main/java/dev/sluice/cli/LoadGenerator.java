@@ -1,16 +1,14 @@
 package dev.sluice.cli;
 
+import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -24,7 +22,7 @@ import org.HdrHistogram.Histogram;
  * or not earlier requests have been answered, and its latency is measured from when it was due, not
  * from when it could be sent. A server that stalls therefore shows its stall in every request that
  * waited behind it (the correction for coordinated omission that wrk2 makes). At most {@code
- * connections} requests are in flight at once.
+ * connections} requests are in flight at once, each on its own keep-alive HTTP/1.1 connection.
  */
 final class LoadGenerator {
 
@@ -32,7 +30,7 @@ final class LoadGenerator {
   static final List<String> KINDS = List.of("2xx", "429", "503", "other", "error");
 
   record Plan(
-      URI url,
+      List<URI> urls,
       double rate,
       Duration duration,
       int connections,
@@ -68,24 +66,23 @@ final class LoadGenerator {
   private LoadGenerator() {}
 
   static Result run(Plan plan, LongConsumer elapsedMillis) throws InterruptedException {
-    HttpClient client =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(plan.timeout())
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
     if (!plan.warmup().isZero()) {
-      new Schedule(client, plan, plan.warmup(), "warmup-").run(ms -> {});
+      new Schedule(plan, plan.warmup(), "warmup-").run(ms -> {});
     }
-    return new Schedule(client, plan, plan.duration(), "client-").run(elapsedMillis);
+    return new Schedule(plan, plan.duration(), "client-").run(elapsedMillis);
   }
 
-  /** One pass at the plan's rate; what it measured is its {@link Result}. */
+  /**
+   * One pass at the plan's rate: a dispatcher hands each request, when it is due, to a queue that
+   * {@code connections} worker threads serve over keep-alive connections.
+   */
   private static final class Schedule {
-    private final HttpClient client;
+    private static final long DONE = -1;
+
     private final Plan plan;
     private final Duration duration;
     private final String keyPrefix;
+    private final String headers;
     private final int seconds;
     private final AtomicLongArray perSecond;
     private final Histogram latency = new Histogram(TimeUnit.HOURS.toMicros(1), 3);
@@ -94,23 +91,31 @@ final class LoadGenerator {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong lastDone = new AtomicLong();
     private final AtomicReference<String> firstError = new AtomicReference<>();
-    private final Semaphore slots;
+    private final BlockingQueue<long[]> queue = new ArrayBlockingQueue<>(100_000);
+    private long start;
 
-    Schedule(HttpClient client, Plan plan, Duration duration, String keyPrefix) {
-      this.client = client;
+    Schedule(Plan plan, Duration duration, String keyPrefix) {
       this.plan = plan;
       this.duration = duration;
       this.keyPrefix = keyPrefix;
+      StringBuilder h = new StringBuilder("User-Agent: sluice-bench\r\n");
+      plan.headers().forEach((k, v) -> h.append(k).append(": ").append(v).append("\r\n"));
+      this.headers = h.toString();
       this.seconds = (int) Math.max(1, Math.ceil(duration.toMillis() / 1000.0));
       this.perSecond = new AtomicLongArray(seconds * KINDS.size());
-      this.slots = new Semaphore(plan.connections());
     }
 
     Result run(LongConsumer elapsedMillis) throws InterruptedException {
       long n = (long) Math.floor(plan.rate() * duration.toNanos() / 1e9);
       double nanosPerRequest = 1e9 / plan.rate();
-      long start = System.nanoTime();
+      start = System.nanoTime();
       long deadline = start + duration.toNanos() + plan.timeout().toNanos();
+      Thread[] workers = new Thread[plan.connections()];
+      for (int w = 0; w < workers.length; w++) {
+        workers[w] = new Thread(this::work, "sluice-bench-" + w);
+        workers[w].setDaemon(true);
+        workers[w].start();
+      }
       long sent = 0;
       for (long i = 0; i < n; i++) {
         long due = start + (long) (i * nanosPerRequest);
@@ -120,14 +125,19 @@ final class LoadGenerator {
           elapsedMillis.accept((System.nanoTime() - start) / 1_000_000);
         }
         long left = deadline - System.nanoTime();
-        if (left <= 0 || !slots.tryAcquire(left, TimeUnit.NANOSECONDS)) {
+        if (left <= 0 || !queue.offer(new long[] {i, due}, left, TimeUnit.NANOSECONDS)) {
           break;
         }
-        send(i, due, (int) Math.min(seconds - 1, (due - start) / 1_000_000_000L));
         sent++;
       }
-      long left = Math.max(0, deadline - System.nanoTime()) + 1_000_000_000L;
-      boolean drained = slots.tryAcquire(plan.connections(), left, TimeUnit.NANOSECONDS);
+      for (int w = 0; w < workers.length; w++) {
+        queue.put(new long[] {DONE, 0});
+      }
+      long joinBy = Math.max(deadline, System.nanoTime()) + 1_000_000_000L;
+      for (Thread t : workers) {
+        t.join(Math.max(1, (joinBy - System.nanoTime()) / 1_000_000));
+      }
+      long unfinished = sent - answered.get() - errors.get();
       long end = Math.max(lastDone.get(), start + 1);
       long[][] table = new long[seconds][KINDS.size()];
       for (int s = 0; s < seconds; s++) {
@@ -144,7 +154,7 @@ final class LoadGenerator {
           sent,
           answered.get(),
           errors.get(),
-          drained ? 0 : sent - answered.get() - errors.get(),
+          Math.max(0, unfinished),
           (end - start) / 1e9,
           copy,
           new TreeMap<>(statuses),
@@ -152,38 +162,53 @@ final class LoadGenerator {
           firstError.get());
     }
 
-    private void send(long i, long due, int second) {
-      HttpRequest.Builder b = HttpRequest.newBuilder(plan.url()).timeout(plan.timeout()).GET();
-      plan.headers().forEach(b::header);
-      if (plan.keys() > 0) {
-        b.header(plan.keyHeader(), keyPrefix + (i % plan.keys()));
+    /** A worker: one keep-alive connection per URL, requests taken from the queue in turn. */
+    private void work() {
+      List<URI> urls = plan.urls();
+      Http1Connection[] conns = new Http1Connection[urls.size()];
+      int timeout = (int) Math.min(Integer.MAX_VALUE, plan.timeout().toMillis());
+      for (int u = 0; u < conns.length; u++) {
+        conns[u] = new Http1Connection(urls.get(u), headers, timeout);
       }
-      CompletableFuture<?> unused =
-          client
-              .sendAsync(b.build(), HttpResponse.BodyHandlers.discarding())
-              .whenComplete(
-                  (response, failure) -> {
-                    long now = System.nanoTime();
-                    lastDone.accumulateAndGet(now, Math::max);
-                    int kind;
-                    if (failure != null) {
-                      errors.incrementAndGet();
-                      Throwable cause = failure.getCause() == null ? failure : failure.getCause();
-                      firstError.compareAndSet(
-                          null, cause.getClass().getSimpleName() + ": " + cause.getMessage());
-                      kind = 4;
-                    } else {
-                      int status = response.statusCode();
-                      statuses.merge(status, 1L, Long::sum);
-                      answered.incrementAndGet();
-                      synchronized (latency) {
-                        latency.recordValue(Math.max(0, (now - due) / 1000));
-                      }
-                      kind = status / 100 == 2 ? 0 : status == 429 ? 1 : status == 503 ? 2 : 3;
-                    }
-                    perSecond.incrementAndGet(second * KINDS.size() + kind);
-                    slots.release();
-                  });
+      try {
+        while (true) {
+          long[] job = queue.take();
+          if (job[0] == DONE) {
+            return;
+          }
+          long i = job[0];
+          long due = job[1];
+          String key =
+              plan.keys() > 0
+                  ? plan.keyHeader() + ": " + keyPrefix + (i % plan.keys()) + "\r\n"
+                  : "";
+          int second = (int) Math.min(seconds - 1, (due - start) / 1_000_000_000L);
+          int kind;
+          try {
+            int status = conns[(int) (i % conns.length)].get(key);
+            long now = System.nanoTime();
+            lastDone.accumulateAndGet(now, Math::max);
+            statuses.merge(status, 1L, Long::sum);
+            answered.incrementAndGet();
+            synchronized (latency) {
+              latency.recordValue(Math.max(0, (now - due) / 1000));
+            }
+            kind = status / 100 == 2 ? 0 : status == 429 ? 1 : status == 503 ? 2 : 3;
+          } catch (IOException | RuntimeException e) {
+            lastDone.accumulateAndGet(System.nanoTime(), Math::max);
+            errors.incrementAndGet();
+            firstError.compareAndSet(null, e.getClass().getSimpleName() + ": " + e.getMessage());
+            kind = 4;
+          }
+          perSecond.incrementAndGet(second * KINDS.size() + kind);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        for (Http1Connection c : conns) {
+          c.close();
+        }
+      }
     }
   }
 }

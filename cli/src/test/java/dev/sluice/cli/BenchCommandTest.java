@@ -25,6 +25,7 @@ class BenchCommandTest {
 
   private HttpServer server;
   private final Map<String, AtomicInteger> perKey = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> perPath = new ConcurrentHashMap<>();
   private final AtomicLong stallFirstMillis = new AtomicLong();
   private final AtomicInteger seen = new AtomicInteger();
   private String url;
@@ -46,6 +47,9 @@ class BenchCommandTest {
               Thread.currentThread().interrupt();
             }
           }
+          perPath
+              .computeIfAbsent(ex.getRequestURI().getPath(), k -> new AtomicInteger())
+              .incrementAndGet();
           String key = String.valueOf(ex.getRequestHeaders().getFirst("X-Api-Key"));
           int n = perKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
           ex.sendResponseHeaders(n <= 5 ? 200 : 429, -1);
@@ -95,11 +99,21 @@ class BenchCommandTest {
   }
 
   @Test
+  void severalUrlsAreLoadedInTurn() {
+    Run r =
+        Run.of(
+            "bench", "--url", url + "/a", "--url", url + "/b", "--rate", "100", "--duration", "1s");
+    assertEquals(0, r.code(), r.out() + r.err());
+    assertEquals(50, perPath.get("/api/a").get());
+    assertEquals(50, perPath.get("/api/b").get());
+  }
+
+  @Test
   void aStallShowsInEveryRequestThatWaitedBehindIt() throws InterruptedException {
     stallFirstMillis.set(600);
     LoadGenerator.Plan plan =
         new LoadGenerator.Plan(
-            URI.create(url),
+            java.util.List.of(URI.create(url)),
             100,
             Duration.ofSeconds(1),
             1,

@@ -309,8 +309,9 @@ public final class RequestLimiter {
   }
 
   private Policy policy(Rule r) {
-    return engine.policy(
-        r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows());
+    return engine
+        .policy(r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
+        .withSync(r.sync());
   }
 
   private record Compiled(

@@ -1,6 +1,7 @@
 package dev.sluice.http;
 
 import dev.sluice.Algorithm;
+import dev.sluice.Sync;
 import dev.sluice.Tier;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -35,6 +37,7 @@ public final class Rule {
   private final boolean enabled;
   private final boolean failClosed;
   private final boolean staggerWindows;
+  private final Sync sync;
 
   private Rule(Builder b) {
     this.id = b.id;
@@ -48,6 +51,7 @@ public final class Rule {
     this.enabled = b.enabled;
     this.failClosed = b.failClosed;
     this.staggerWindows = b.staggerWindows;
+    this.sync = b.sync;
   }
 
   /** A builder of a rule named {@code id}: unique in its rule set, part of every counter's key. */
@@ -66,6 +70,7 @@ public final class Rule {
             .enabled(enabled)
             .failClosed(failClosed)
             .staggerWindows(staggerWindows);
+    b.sync = sync;
     b.path = path;
     b.prefix = pathIsPrefix;
     tiers.forEach(b::tier);
@@ -120,6 +125,11 @@ public final class Rule {
     return staggerWindows;
   }
 
+  /** Two-layer counting, or empty when every decision goes to the store. */
+  public Optional<Sync> sync() {
+    return Optional.ofNullable(sync);
+  }
+
   /** Its path pattern, compiled. */
   PathPattern pattern() {
     return pathIsPrefix ? PathPattern.prefix(path) : PathPattern.pattern(path);
@@ -162,6 +172,9 @@ public final class Rule {
         + " "
         + tiers
         + (shadow ? " shadow" : "")
+        + (sync == null
+            ? ""
+            : " synced every " + sync.interval().toMillis() + " ms by " + sync.instances())
         + (enabled ? "" : " disabled")
         + (failClosed ? " fail-closed" : "");
   }
@@ -179,6 +192,7 @@ public final class Rule {
     private boolean enabled = true;
     private boolean failClosed;
     private boolean staggerWindows;
+    private Sync sync;
 
     private Builder(String id) {
       Objects.requireNonNull(id, "id");
@@ -262,6 +276,12 @@ public final class Rule {
     }
 
     /** Fixed window only: shifts each identity's window boundary by a hash of it. */
+    /** Counts in two layers ({@link Sync}); null for a store call on every decision. */
+    public Builder sync(Sync sync) {
+      this.sync = sync;
+      return this;
+    }
+
     public Builder staggerWindows(boolean stagger) {
       this.staggerWindows = stagger;
       return this;

@@ -28,6 +28,22 @@ public interface CounterBatch {
   /** How much to add, &gt; 0. */
   long delta(int i);
 
+  /**
+   * Two-layer counting: how often, in milliseconds, the counter is synced with a shared store, or 0
+   * (the default) when every decision goes to the store.
+   */
+  default long syncMillis(int i) {
+    return 0;
+  }
+
+  /**
+   * Two-layer counting: how much one instance may count in a window on its own while the shared
+   * store is down, before the limit's store-failure setting applies. Unlimited by default.
+   */
+  default long localAllowance(int i) {
+    return Long.MAX_VALUE;
+  }
+
   /** The store's answer for counter {@code i}: the window's new count and the previous one's. */
   void counted(int i, long current, long previous);
 

@@ -1,6 +1,7 @@
 package dev.sluice.rules;
 
 import dev.sluice.Algorithm;
+import dev.sluice.Sync;
 import dev.sluice.http.ForwardedHeader;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.Rule;
@@ -145,6 +146,11 @@ public final class YamlRules {
     private List<String> defaultKey = Rule.DEFAULT_KEY;
     private boolean defaultFailClosed;
 
+    /** {@code defaults.sync}: null for none. */
+    private Duration defaultSync;
+
+    private int defaultInstances = 1;
+
     Reader(String file) {
       this.file = file;
     }
@@ -262,7 +268,15 @@ public final class YamlRules {
     }
 
     void defaults(Node node) {
-      Map<String, Node> m = mapping(node, "defaults", Set.of("algorithm", "key", "onStoreFailure"));
+      Map<String, Node> m =
+          mapping(
+              node, "defaults", Set.of("algorithm", "key", "onStoreFailure", "sync", "instances"));
+      if (m.containsKey("sync")) {
+        defaultSync = sync(m.get("sync"), "defaults.sync");
+      }
+      if (m.containsKey("instances")) {
+        defaultInstances = instances(m.get("instances"), "defaults.instances");
+      }
       if (m.containsKey("algorithm")) {
         defaultAlgorithm = algorithm(m.get("algorithm"), "defaults.algorithm");
       }
@@ -288,7 +302,9 @@ public final class YamlRules {
                   "shadow",
                   "enabled",
                   "onStoreFailure",
-                  "staggerWindows"));
+                  "staggerWindows",
+                  "sync",
+                  "instances"));
       Node idNode = require(m, node, f, "id");
       String id = scalar(idNode, f + ".id");
       Rule.Builder b = check(idNode, f + ".id", () -> Rule.builder(id));
@@ -356,7 +372,47 @@ public final class YamlRules {
       if (m.containsKey("staggerWindows")) {
         b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
       }
+      Duration sync = m.containsKey("sync") ? sync(m.get("sync"), f + ".sync") : defaultSync;
+      int instances =
+          m.containsKey("instances")
+              ? instances(m.get("instances"), f + ".instances")
+              : defaultInstances;
+      if (sync != null) {
+        b.sync(new Sync(sync, instances));
+      } else if (m.containsKey("instances")) {
+        throw error(
+            m.get("instances"),
+            f + ".instances",
+            "only means something with sync (e.g. sync: 200ms)");
+      }
       return check(node, f, b::build);
+    }
+
+    /** A sync interval ({@code 200ms}), or null for {@code off}. */
+    Duration sync(Node node, String f) {
+      String text = scalar(node, f).trim();
+      if (text.equals("off")) {
+        return null;
+      }
+      Duration d = period(text);
+      if (d == null || d.toMillis() < 1) {
+        throw error(
+            node, f, "bad sync interval '" + text + "' (use e.g. 100ms, 200ms, 1s, or off)");
+      }
+      return d;
+    }
+
+    int instances(Node node, String f) {
+      String text = scalar(node, f).trim();
+      try {
+        int n = Integer.parseInt(text);
+        if (n >= 1) {
+          return n;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      throw error(node, f, "must be a whole number of at least 1: '" + text + "'");
     }
 
     /** A {@code path:NAME} key needs a {@code {NAME}} in the rule's path pattern. */

@@ -12,6 +12,7 @@ import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -85,6 +86,44 @@ class YamlRulesTest {
     assertFalse(rules.rule("b").orElseThrow().failClosed());
     assertEquals(Duration.ofMillis(500), rules.rule("b").orElseThrow().tiers().get(0).period());
     assertEquals(RateLimitHeaders.ResetFormat.EPOCH_SECONDS, rules.resetFormat());
+  }
+
+  @Test
+  void syncCountsInTwoLayersPerRuleOrByDefault() {
+    RuleSet rules =
+        YamlRules.parse(
+            """
+            defaults: { sync: 200ms, instances: 3 }
+            rules:
+              - id: a
+                tiers: [ { limit: 5, period: 1s } ]
+              - id: b
+                sync: 1s
+                instances: 2
+                tiers: [ { limit: 5, period: 1s } ]
+              - id: c
+                sync: off
+                tiers: [ { limit: 5, period: 1s } ]
+            """,
+            "rules.yaml");
+    assertEquals(
+        Optional.of(new dev.sluice.Sync(Duration.ofMillis(200), 3)),
+        rules.rule("a").orElseThrow().sync());
+    assertEquals(
+        Optional.of(new dev.sluice.Sync(Duration.ofSeconds(1), 2)),
+        rules.rule("b").orElseThrow().sync());
+    assertEquals(Optional.empty(), rules.rule("c").orElseThrow().sync());
+
+    RulesException e = error(HEAD + "    sync: soon\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:3: rules[0].sync: bad sync interval 'soon' (use e.g. 100ms, 200ms, 1s, or off)",
+        e.getMessage());
+    e = error(HEAD + "    instances: 0\n    sync: 1s\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules[0].instances", e.field());
+    e = error(HEAD + "    instances: 3\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:3: rules[0].instances: only means something with sync (e.g. sync: 200ms)",
+        e.getMessage());
   }
 
   private static RulesException error(String yaml) {
@@ -168,8 +207,8 @@ class YamlRulesTest {
   @Test
   void structuralMistakesAreNamedToo() {
     assertEquals(
-        "rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id, key, match, "
-            + "onStoreFailure, shadow, staggerWindows, tiers])",
+        "rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id,"
+            + " instances, key, match, onStoreFailure, shadow, staggerWindows, sync, tiers])",
         error(HEAD + "    limit: 5\n    tiers: [ { limit: 1, period: 1s } ]\n").getMessage());
     assertEquals("rules.yaml:2: rules[0].tiers: missing", error(HEAD).getMessage());
     assertEquals(

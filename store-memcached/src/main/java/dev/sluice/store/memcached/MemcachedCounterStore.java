@@ -27,6 +27,7 @@ import net.spy.memcached.ConnectionObserver;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
+import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -253,11 +254,7 @@ public final class MemcachedCounterStore implements CounterStore {
         CounterUpdate u = updates.get(i);
         incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
       }
-      // One get per key, not a bulk get: a bulk get fails whole when one node is down, and a
-      // previous window may live on another node than its current window.
-      for (String k : unknown) {
-        gets.computeIfAbsent(k, client::asyncGet);
-      }
+      readPrevious(unknown, gets);
     } catch (RuntimeException e) {
       // Not sent (a full queue, a client shutting down): every permit taken is answered.
       for (OperationFuture<Long> f : incrs) {
@@ -340,6 +337,74 @@ public final class MemcachedCounterStore implements CounterStore {
 
   private SocketAddress nodeOf(String key) {
     return client.getNodeLocator().getPrimary(key).getSocketAddress();
+  }
+
+  /**
+   * Queues the reads of the previous windows: one multiget per node when {@link Builder#bulkGets}
+   * is on (the default), else one get per key. Per node, not one bulk get for all: a bulk get fails
+   * whole when one of its nodes is down, and a previous window may live on another node than its
+   * current window.
+   */
+  private void readPrevious(List<String> unknown, Map<String, Future<Object>> gets) {
+    if (!config.bulkGets || unknown.size() < 2) {
+      for (String k : unknown) {
+        gets.computeIfAbsent(k, client::asyncGet);
+      }
+      return;
+    }
+    Map<SocketAddress, List<String>> byNode = new HashMap<>(4);
+    for (String k : unknown) {
+      byNode.computeIfAbsent(nodeOf(k), n -> new ArrayList<>()).add(k);
+    }
+    for (List<String> keysOfNode : byNode.values()) {
+      if (keysOfNode.size() == 1) {
+        gets.computeIfAbsent(keysOfNode.get(0), client::asyncGet);
+        continue;
+      }
+      BulkFuture<Map<String, Object>> bulk = client.asyncGetBulk(keysOfNode);
+      for (String k : keysOfNode) {
+        gets.put(k, new OneOfBulk(bulk, k));
+      }
+    }
+  }
+
+  /** One key's value out of a multiget. */
+  private static final class OneOfBulk implements Future<Object> {
+    private final BulkFuture<Map<String, Object>> bulk;
+    private final String key;
+
+    OneOfBulk(BulkFuture<Map<String, Object>> bulk, String key) {
+      this.bulk = bulk;
+      this.key = key;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterrupt) {
+      return bulk.cancel(mayInterrupt);
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return bulk.isCancelled();
+    }
+
+    @Override
+    public boolean isDone() {
+      return bulk.isDone();
+    }
+
+    @Override
+    public Object get() throws InterruptedException, ExecutionException {
+      Map<String, Object> m = bulk.get();
+      return m == null ? null : m.get(key);
+    }
+
+    @Override
+    public Object get(long timeout, TimeUnit unit)
+        throws InterruptedException, ExecutionException, TimeoutException {
+      Map<String, Object> m = bulk.get(timeout, unit);
+      return m == null ? null : m.get(key);
+    }
   }
 
   /** The futures of one decision's operations, awaited under one deadline. */
@@ -527,6 +592,7 @@ public final class MemcachedCounterStore implements CounterStore {
     private int breakerFailures = 20;
     private Duration breakerDelay = Duration.ofSeconds(1);
     private InstantSource clock = InstantSource.system();
+    private boolean bulkGets = true;
 
     private Builder() {}
 
@@ -606,6 +672,15 @@ public final class MemcachedCounterStore implements CounterStore {
      */
     public Builder clock(InstantSource clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Whether the previous windows a batch needs are read with one multiget per node (true, the
+     * default) or one get per key. The difference is measured in docs/BENCHMARKS.md.
+     */
+    public Builder bulkGets(boolean bulkGets) {
+      this.bulkGets = bulkGets;
       return this;
     }
 

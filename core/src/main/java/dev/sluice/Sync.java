@@ -1,0 +1,33 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Two-layer counting for a limit: each instance counts locally and pushes its local delta to the
+ * shared store at most once per {@code interval} per counter, reading the fleet's total back in the
+ * same round trip. A decision then costs no network round trip, in exchange for a bounded overshoot
+ * (docs/RULES.md, "Two-layer counters").
+ *
+ * @param interval how often each counter is synced, at most; at least 1 ms
+ * @param instances how many instances share the limit: while the store is down, an instance keeps
+ *     counting locally and applies the limit's store-failure setting only once its own count in a
+ *     window exceeds {@code limit ÷ instances}
+ */
+public record Sync(Duration interval, int instances) {
+
+  public Sync {
+    Objects.requireNonNull(interval, "interval");
+    if (interval.toMillis() < 1) {
+      throw new IllegalArgumentException("sync interval must be at least 1 ms: " + interval);
+    }
+    if (instances < 1) {
+      throw new IllegalArgumentException("instances must be at least 1: " + instances);
+    }
+  }
+
+  /** Syncs every {@code interval}, one instance assumed during an outage. */
+  public static Sync every(Duration interval) {
+    return new Sync(interval, 1);
+  }
+}

@@ -1,0 +1,446 @@
+package dev.sluice;
+
+import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Two-layer counting ({@link Sync}) over a shared store. A counter of a synced policy is counted
+ * here, and a decision is answered from the local view: the fleet's total as last read, plus what
+ * this instance counted since. A background task pushes each counter's local delta to the shared
+ * store at most once per sync interval, with every due counter in one batch, and reads the fleet's
+ * total back in the same round trip ({@code incr} returns it). A counter's first request in a
+ * window is pushed at the next tick ({@value #TICK_MILLIS} ms), not synchronously: a decision never
+ * waits for the network, and the overshoot bound already covers one interval of unseen traffic.
+ *
+ * <p>While the shared store fails, local counting goes on and unsynced deltas are kept (for the
+ * current and the previous window, the two a decision reads) and pushed when it answers again. Only
+ * once this instance's own count in a window exceeds the counter's local allowance ({@code limit ÷
+ * instances}) does a decision fail, so that the policy's store-failure setting applies.
+ *
+ * <p>Counters of other policies go straight to the shared store. At most {@link #MAX_COUNTERS}
+ * local counters are kept (the in-memory store's default cap); beyond it new counters are counted
+ * directly in the shared store. Expired counters are swept once a second. Thread-safe.
+ */
+final class TwoLayerStore {
+
+  /** The most local counters kept, as the in-memory store's default. */
+  static final long MAX_COUNTERS = 1_000_000;
+
+  static final long TICK_MILLIS = 5;
+  private static final long SWEEP_EVERY_TICKS = 200;
+  private static final Logger LOG = LoggerFactory.getLogger(TwoLayerStore.class);
+
+  private final CounterStore shared;
+  private final InstantSource clock;
+  private final long maxCounters;
+  private final Map<Key, Local> counters = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<Local> due = new ConcurrentLinkedQueue<>();
+  private final LogGate warnings = new LogGate(10_000);
+  private final boolean background;
+  private volatile boolean started;
+  private volatile boolean storeDown;
+  private long ticks;
+
+  /** Shared-store calls made by syncing, for tests and metrics. */
+  final AtomicLong syncCalls = new AtomicLong();
+
+  /** Counted deltas dropped because their window was over before the store answered again. */
+  final AtomicLong droppedDeltas = new AtomicLong();
+
+  /**
+   * @param background whether a daemon thread syncs every {@value #TICK_MILLIS} ms; tests pass
+   *     false and call {@link #syncDue()} themselves
+   */
+  TwoLayerStore(CounterStore shared, InstantSource clock, long maxCounters, boolean background) {
+    this.shared = shared;
+    this.clock = clock;
+    this.maxCounters = maxCounters;
+    this.background = background;
+  }
+
+  private record Key(String rule, String identity, long periodMillis) {}
+
+  /** One counter's local state; every field is guarded by its monitor. */
+  private static final class Local {
+    final Key key;
+    long syncMillis;
+    long window = Long.MIN_VALUE;
+
+    /** The fleet's count of {@code window} as last read (this instance's pushed deltas in it). */
+    long shared;
+
+    /** Counted here in {@code window} and not pushed yet; negative after refunds. */
+    long unsynced;
+
+    /** Being pushed for {@code window}. */
+    long inflight;
+
+    /** Counted here in {@code window}, for the local allowance. */
+    long own;
+
+    /** The fleet's count of {@code window - 1}, as best known (this instance's deltas in it). */
+    long previous;
+
+    /** Counted here in {@code window - 1} and not pushed yet. */
+    long oldUnsynced;
+
+    /** When {@code window} was last pushed (clock millis); MIN_VALUE for not yet. */
+    long lastSync = Long.MIN_VALUE;
+
+    boolean queued;
+
+    /** Swept from the map; a request that still holds it looks again. */
+    boolean gone;
+
+    Local(Key key) {
+      this.key = key;
+    }
+
+    void roll(long w) {
+      if (window != Long.MIN_VALUE && w == window + 1) {
+        previous = shared + inflight + unsynced;
+        oldUnsynced = Math.max(0, unsynced);
+      } else {
+        previous = 0;
+        oldUnsynced = 0;
+      }
+      window = w;
+      shared = 0;
+      unsynced = 0;
+      inflight = 0;
+      own = 0;
+      lastSync = Long.MIN_VALUE;
+    }
+  }
+
+  /** A push in flight: which counter, window and delta. */
+  private record Push(Local counter, long window, long delta) {}
+
+  /**
+   * Counts the batch: synced counters here, the others in the shared store.
+   *
+   * @throws RuntimeException when the shared store fails for a direct counter, or when it is down
+   *     and a synced counter is past its local allowance
+   */
+  void increment(CounterBatch batch) {
+    int n = batch.size();
+    long now = clock.millis();
+    if (storeDown) {
+      checkAllowance(batch);
+    }
+    List<Integer> direct = null;
+    for (int i = 0; i < n; i++) {
+      long sync = batch.syncMillis(i);
+      if (sync <= 0 || !countLocally(batch, i, sync)) {
+        if (direct == null) {
+          direct = new ArrayList<>(n);
+        }
+        direct.add(i);
+      }
+    }
+    if (direct != null) {
+      List<CounterUpdate> updates = new ArrayList<>(direct.size());
+      for (int i : direct) {
+        updates.add(
+            new CounterUpdate(
+                batch.rule(i),
+                batch.identity(i),
+                batch.periodMillis(i),
+                batch.window(i),
+                batch.delta(i)));
+      }
+      long[] counts = shared.increment(updates);
+      for (int j = 0; j < direct.size(); j++) {
+        batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
+      }
+    }
+    if (background && !started) {
+      startSyncer();
+    }
+  }
+
+  /** Fails the decision when a synced counter would pass its allowance while the store is down. */
+  private void checkAllowance(CounterBatch batch) {
+    for (int i = 0; i < batch.size(); i++) {
+      if (batch.syncMillis(i) <= 0) {
+        continue;
+      }
+      Local c = counters.get(new Key(batch.rule(i), batch.identity(i), batch.periodMillis(i)));
+      long own = 0;
+      if (c != null) {
+        synchronized (c) {
+          own = c.window == batch.window(i) ? c.own : 0;
+        }
+      }
+      if (own + batch.delta(i) > batch.localAllowance(i)) {
+        throw new IllegalStateException(
+            "counter store down and this instance's own count of rule '"
+                + batch.rule(i)
+                + "' is past its share ("
+                + batch.localAllowance(i)
+                + ")");
+      }
+    }
+  }
+
+  private boolean countLocally(CounterBatch batch, int i, long sync) {
+    Key k = new Key(batch.rule(i), batch.identity(i), batch.periodMillis(i));
+    long w = batch.window(i);
+    long d = batch.delta(i);
+    while (true) {
+      Local c = counters.get(k);
+      if (c == null) {
+        if (counters.size() >= maxCounters) {
+          return false;
+        }
+        c = counters.computeIfAbsent(k, Local::new);
+      }
+      if (count(batch, i, c, w, d, sync)) {
+        return true;
+      }
+      if (!c.gone) {
+        return false;
+      }
+    }
+  }
+
+  /** Counts in {@code c}; false when it is gone, or {@code w} is older than its window. */
+  private boolean count(CounterBatch batch, int i, Local c, long w, long d, long sync) {
+    boolean enqueue;
+    synchronized (c) {
+      if (c.gone || w < c.window) {
+        return false; // an older window (this instance's clock lags): counted in the store
+      }
+      if (w > c.window) {
+        c.roll(w);
+      }
+      c.syncMillis = sync;
+      c.unsynced += d;
+      c.own += d;
+      batch.counted(i, c.shared + c.inflight + c.unsynced, c.previous);
+      enqueue = !c.queued;
+      c.queued = true;
+    }
+    if (enqueue) {
+      due.add(c);
+    }
+    return true;
+  }
+
+  /**
+   * Takes back refunded permits from local counters; returns the updates that are not local, for
+   * the shared store.
+   */
+  List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
+    List<CounterUpdate> rest = new ArrayList<>(0);
+    for (CounterUpdate u : updates) {
+      Local c = counters.get(new Key(u.rule(), u.identity(), u.periodMillis()));
+      boolean done = false;
+      if (c != null) {
+        synchronized (c) {
+          if (u.window() == c.window) {
+            c.unsynced -= u.delta();
+            c.own -= u.delta();
+            done = true;
+          } else if (u.window() == c.window - 1) {
+            c.oldUnsynced = Math.max(0, c.oldUnsynced - u.delta());
+            c.previous = Math.max(0, c.previous - u.delta());
+            done = true;
+          }
+        }
+      }
+      if (!done) {
+        rest.add(u);
+      }
+    }
+    return rest;
+  }
+
+  /**
+   * One daemon thread syncs every two-layer store of the JVM; a store that is no longer used is
+   * dropped from it when it is garbage collected.
+   */
+  private static final ScheduledExecutorService SYNCER =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "sluice-sync");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private synchronized void startSyncer() {
+    if (started) {
+      return;
+    }
+    java.lang.ref.WeakReference<TwoLayerStore> self = new java.lang.ref.WeakReference<>(this);
+    SYNCER.scheduleWithFixedDelay(
+        () -> {
+          TwoLayerStore s = self.get();
+          if (s == null) {
+            throw new java.util.concurrent.CancellationException("store collected");
+          }
+          s.tick();
+        },
+        TICK_MILLIS,
+        TICK_MILLIS,
+        TimeUnit.MILLISECONDS);
+    started = true;
+  }
+
+  private void tick() {
+    try {
+      syncDue();
+      if (++ticks % SWEEP_EVERY_TICKS == 0) {
+        sweep();
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("two-layer sync failed", e);
+    }
+  }
+
+  /**
+   * Pushes every counter that is due (its first request in a window, or an interval since its last
+   * push) in one batch, and reads the fleet's totals back. Returns when the batch is sent.
+   */
+  void syncDue() {
+    long now = clock.millis();
+    List<Local> later = new ArrayList<>();
+    List<CounterUpdate> updates = new ArrayList<>();
+    List<Push> pushes = new ArrayList<>();
+    List<CounterUpdate> takeBack = new ArrayList<>(0);
+    Local c;
+    while ((c = due.poll()) != null) {
+      synchronized (c) {
+        boolean ready =
+            c.inflight == 0 && (c.lastSync == Long.MIN_VALUE || now - c.lastSync >= c.syncMillis);
+        if (!ready) {
+          later.add(c);
+          continue;
+        }
+        c.queued = false;
+        c.lastSync = now;
+        Key k = c.key;
+        if (c.oldUnsynced > 0) {
+          updates.add(
+              new CounterUpdate(
+                  k.rule(), k.identity(), k.periodMillis(), c.window - 1, c.oldUnsynced));
+          pushes.add(new Push(c, c.window - 1, c.oldUnsynced));
+          c.oldUnsynced = 0;
+        }
+        if (c.unsynced > 0) {
+          updates.add(
+              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, c.unsynced));
+          pushes.add(new Push(c, c.window, c.unsynced));
+          c.inflight = c.unsynced;
+          c.unsynced = 0;
+        } else if (c.unsynced < 0) {
+          takeBack.add(
+              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, -c.unsynced));
+          c.shared = Math.max(0, c.shared + c.unsynced);
+          c.unsynced = 0;
+        }
+      }
+    }
+    for (Local l : later) {
+      due.add(l);
+    }
+    if (!takeBack.isEmpty()) {
+      syncCalls.incrementAndGet();
+      try {
+        shared.decrementAsync(takeBack);
+      } catch (RuntimeException e) {
+        LOG.debug("two-layer refund failed", e);
+      }
+    }
+    if (updates.isEmpty()) {
+      return;
+    }
+    syncCalls.incrementAndGet();
+    java.util.concurrent.CompletableFuture<long[]> f;
+    try {
+      f = shared.incrementAsync(updates);
+    } catch (RuntimeException e) {
+      f = java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+    java.util.concurrent.CompletableFuture<?> unused =
+        f.whenComplete((counts, error) -> completed(pushes, counts, error));
+  }
+
+  private void completed(List<Push> pushes, long[] counts, Throwable error) {
+    boolean failed = error != null || counts == null || counts.length < 2 * pushes.size();
+    storeDown = failed;
+    if (failed && warnings.tryAcquire(clock.millis())) {
+      LOG.warn(
+          "two-layer sync failed; counting locally and pushing later (warned at most every 10 s):"
+              + " {}",
+          String.valueOf(error));
+    }
+    for (int j = 0; j < pushes.size(); j++) {
+      Push p = pushes.get(j);
+      Local c = p.counter();
+      boolean requeue = false;
+      synchronized (c) {
+        boolean current = p.window() == c.window;
+        boolean previous = p.window() == c.window - 1;
+        if (current && c.inflight > 0) {
+          c.inflight = 0;
+        }
+        if (failed) {
+          if (current) {
+            c.unsynced += p.delta();
+          } else if (previous) {
+            c.oldUnsynced += p.delta();
+          } else {
+            droppedDeltas.addAndGet(p.delta());
+          }
+          requeue = !c.queued;
+          c.queued = true;
+        } else if (current) {
+          c.shared = counts[2 * j];
+          c.previous = Math.max(c.previous, counts[2 * j + 1]);
+        } else if (previous) {
+          c.previous = Math.max(c.previous, counts[2 * j]);
+        }
+      }
+      if (requeue) {
+        due.add(c);
+      }
+    }
+  }
+
+  /** Drops counters whose windows are over and that have nothing left to push. */
+  void sweep() {
+    long now = clock.millis();
+    for (Map.Entry<Key, Local> e : counters.entrySet()) {
+      Local c = e.getValue();
+      synchronized (c) {
+        long nowWindow = Math.floorDiv(now, e.getKey().periodMillis());
+        if (c.window < nowWindow - 2
+            && !c.queued
+            && c.inflight == 0
+            && c.unsynced == 0
+            && c.oldUnsynced == 0) {
+          c.gone = true;
+          counters.remove(e.getKey(), c);
+        }
+      }
+    }
+  }
+
+  int localCounters() {
+    return counters.size();
+  }
+}
