@@ -48,7 +48,7 @@ class TwoLayerFleetTest {
   private static MemcachedCounterStore store() {
     return MemcachedCounterStore.builder()
         .servers(memcached.address())
-        .operationTimeout(Duration.ofMillis(500))
+        .operationTimeout(Duration.ofSeconds(2))
         .build();
   }
 
