@@ -47,6 +47,12 @@ public final class Outcome {
   private boolean shadowRejected;
   private boolean cached;
   private Scope scope = Scope.NONE;
+
+  /** The policies and tiers whose {@code RateLimit-Policy} value was last built, and that value. */
+  private Policy[] lastPolicies;
+
+  private int[] lastTiers;
+  private String lastIetfPolicy;
   private long now;
 
   /** Quotas frozen by {@link #copy}; null while the call's counters report them. */
@@ -183,6 +189,111 @@ public final class Outcome {
       default:
         return List.of();
     }
+  }
+
+  /**
+   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones left out, or
+   * empty when there are none. Each tier's item is built once per policy, and the joined value is
+   * kept while the same policies apply, so a filter that reuses its outcome builds it once.
+   */
+  public String ietfPolicy() {
+    if (scope != Scope.ALL || call == null) {
+      return ietfFromQuotas(true);
+    }
+    int n = call.size();
+    boolean same = lastPolicies != null && lastPolicies.length == n;
+    for (int i = 0; same && i < n; i++) {
+      Call.Counter c = call.counter(i);
+      same = lastPolicies[i] == c.entry.policy && lastTiers[i] == c.tier;
+    }
+    if (same) {
+      return lastIetfPolicy;
+    }
+    Policy[] policies = new Policy[n];
+    int[] tiers = new int[n];
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      Call.Counter c = call.counter(i);
+      policies[i] = c.entry.policy;
+      tiers[i] = c.tier;
+      if (!c.entry.policy.shadow) {
+        if (sb.length() > 0) {
+          sb.append(", ");
+        }
+        sb.append(c.entry.policy.ietfItem(c.tier));
+      }
+    }
+    lastPolicies = policies;
+    lastTiers = tiers;
+    lastIetfPolicy = sb.toString();
+    return lastIetfPolicy;
+  }
+
+  /**
+   * The IETF {@code RateLimit} field: each non-shadow quota's remaining permits and seconds until
+   * its count is back to zero; empty when there are none.
+   */
+  public String ietfState() {
+    if (scope != Scope.ALL || call == null) {
+      return ietfFromQuotas(false);
+    }
+    StringBuilder sb = new StringBuilder(64);
+    for (int i = 0; i < call.size(); i++) {
+      Call.Counter c = call.counter(i);
+      Policy p = c.entry.policy;
+      if (p.shadow) {
+        continue;
+      }
+      if (sb.length() > 0) {
+        sb.append(", ");
+      }
+      long u = Math.max(0, c.count.used());
+      sb.append(p.ietfName(c.tier))
+          .append(";r=")
+          .append(Math.max(0, c.tier().limit() - u))
+          .append(";t=")
+          .append(-Math.floorDiv(-Math.max(0, c.count.resetAt() - now), 1000));
+    }
+    return sb.toString();
+  }
+
+  /** The IETF fields from {@link #quotas()}, for a frozen or binding-only outcome. */
+  private String ietfFromQuotas(boolean policyField) {
+    List<Quota> quotas = quotas();
+    StringBuilder sb = new StringBuilder();
+    for (Quota q : quotas) {
+      if (q.shadow()) {
+        continue;
+      }
+      int sameRule = 0;
+      for (Quota o : quotas) {
+        if (o.policy().equals(q.policy())) {
+          sameRule++;
+        }
+      }
+      String name =
+          "\""
+              + Policy.sfString(
+                  sameRule > 1 ? q.policy() + "-" + q.tier().periodText() : q.policy())
+              + "\"";
+      if (sb.length() > 0) {
+        sb.append(", ");
+      }
+      if (policyField) {
+        sb.append(name)
+            .append(";q=")
+            .append(q.limit())
+            .append(";w=")
+            .append(-Math.floorDiv(-q.tier().periodMillis(), 1000));
+      } else {
+        sb.append(name)
+            .append(";r=")
+            .append(q.remaining())
+            .append(";t=")
+            .append(-Math.floorDiv(-q.resetAfter().toMillis(), 1000));
+      }
+    }
+    return sb.toString();
   }
 
   /** The binding quota; see {@link Decision#binding}. */

@@ -115,6 +115,58 @@ public final class Policy {
     return syncMillis == 0 ? null : new Sync(java.time.Duration.ofMillis(syncMillis), instances);
   }
 
+  /**
+   * Each tier's name in the IETF fields (a structured-field string: the id, with the tier's period
+   * when the policy has several, {@code "get-product-10s"}) and its {@code RateLimit-Policy} item.
+   */
+  /** Each tier's {@code RateLimit-Policy} item: {@code "name";q=limit;w=seconds}. */
+  private String[] ietfItems;
+
+  String ietfName(int tier) {
+    return ietfItems()[2 * tier];
+  }
+
+  String ietfItem(int tier) {
+    return ietfItems()[2 * tier + 1];
+  }
+
+  /** Built once per policy, on first use: names and policy items, interleaved. */
+  private String[] ietfItems() {
+    String[] items = ietfItems;
+    if (items == null) {
+      items = new String[2 * tiers.length];
+      for (int i = 0; i < tiers.length; i++) {
+        String name = tiers.length > 1 ? id + "-" + tiers[i].periodText() : id;
+        String quoted = "\"" + sfString(name) + "\"";
+        items[2 * i] = quoted;
+        items[2 * i + 1] =
+            quoted
+                + ";q="
+                + tiers[i].limit()
+                + ";w="
+                + -Math.floorDiv(-tiers[i].periodMillis(), 1000);
+      }
+      ietfItems = items;
+    }
+    return items;
+  }
+
+  /** Structured-field strings allow printable ASCII, with '"' and '\' escaped. */
+  static String sfString(String s) {
+    StringBuilder sb = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c >= 0x20 && c < 0x7f) {
+        sb.append(c);
+      } else {
+        sb.append('?');
+      }
+    }
+    return sb.toString();
+  }
+
   /** The smallest limit of any tier. */
   Tier tightest() {
     return tightest;

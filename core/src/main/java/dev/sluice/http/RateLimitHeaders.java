@@ -2,7 +2,6 @@ package dev.sluice.http;
 
 import dev.sluice.Decision;
 import dev.sluice.Outcome;
-import dev.sluice.Quota;
 import dev.sluice.StoreStatus;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,34 +95,10 @@ public final class RateLimitHeaders {
                     : resetSeconds));
       }
       if (families.contains(Family.IETF)) {
-        StringBuilder policy = new StringBuilder();
-        StringBuilder state = new StringBuilder();
-        List<Quota> quotas = d.quotas();
-        for (Quota q : quotas) {
-          if (q.shadow()) {
-            continue;
-          }
-          String name = policyName(q, quotas);
-          if (policy.length() > 0) {
-            policy.append(", ");
-            state.append(", ");
-          }
-          policy
-              .append(name)
-              .append(";q=")
-              .append(q.limit())
-              .append(";w=")
-              .append(seconds(q.tier().period()));
-          state
-              .append(name)
-              .append(";r=")
-              .append(q.remaining())
-              .append(";t=")
-              .append(seconds(q.resetAfter()));
-        }
-        if (policy.length() > 0) {
-          out.accept("RateLimit-Policy", policy.toString());
-          out.accept("RateLimit", state.toString());
+        String policy = d.ietfPolicy();
+        if (!policy.isEmpty()) {
+          out.accept("RateLimit-Policy", policy);
+          out.accept("RateLimit", d.ietfState());
         }
       }
     }
@@ -184,37 +159,6 @@ public final class RateLimitHeaders {
   /** Milliseconds rounded up to whole seconds. */
   private static long seconds(long millis) {
     return -Math.floorDiv(-millis, 1000);
-  }
-
-  /**
-   * The policy as a structured-field string: the rule id, with the period when the rule has several
-   * tiers.
-   */
-  private static String policyName(Quota q, List<Quota> all) {
-    int sameRule = 0;
-    for (Quota o : all) {
-      if (o.policy().equals(q.policy())) {
-        sameRule++;
-      }
-    }
-    String name = sameRule > 1 ? q.policy() + "-" + q.tier().periodText() : q.policy();
-    return "\"" + sfString(name) + "\"";
-  }
-
-  /** Structured-field strings allow printable ASCII, with '"' and '\' escaped. */
-  private static String sfString(String s) {
-    StringBuilder sb = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c >= 0x20 && c < 0x7f) {
-        sb.append(c);
-      } else {
-        sb.append('?');
-      }
-    }
-    return sb.toString();
   }
 
   static String json(String s) {

@@ -45,7 +45,6 @@ public class MemcachedDecisionBenchmark {
   private RateLimiter twoTiers;
   private RateLimiter threeTiers;
   private final String[] keys = new String[1_000];
-  private int next;
 
   @Setup(Level.Trial)
   public void setUp() throws IOException {
@@ -103,31 +102,44 @@ public class MemcachedDecisionBenchmark {
     }
   }
 
-  private String key() {
-    int i = next;
-    next = i + 1 == keys.length ? 0 : i + 1;
+  /** Each thread walks the keys from its own place. */
+  @State(Scope.Thread)
+  public static class Cursor {
+    int next = java.util.concurrent.ThreadLocalRandom.current().nextInt(1_000);
+    final dev.sluice.Outcome out = new dev.sluice.Outcome();
+  }
+
+  private String key(Cursor c) {
+    int i = c.next;
+    c.next = i + 1 == keys.length ? 0 : i + 1;
     return keys[i];
   }
 
   /** The headline: sliding window, 2 tiers, on memcached. */
   @Benchmark
-  public Decision sluiceDecision() {
-    return twoTiers.tryAcquire(key());
+  public Decision sluiceDecision(Cursor c) {
+    return twoTiers.tryAcquire(key(c));
   }
 
   @Benchmark
-  public Decision sluiceOneTier() {
-    return oneTier.tryAcquire(key());
+  public Decision sluiceOneTier(Cursor c) {
+    return oneTier.tryAcquire(key(c));
+  }
+
+  /** One tier through the call the filters make: the caller's Outcome, no Decision built. */
+  @Benchmark
+  public boolean sluiceOneTierOutcome(Cursor c) {
+    return oneTier.tryAcquire(key(c), 1, c.out);
   }
 
   @Benchmark
-  public Decision sluiceThreeTiers() {
-    return threeTiers.tryAcquire(key());
+  public Decision sluiceThreeTiers(Cursor c) {
+    return threeTiers.tryAcquire(key(c));
   }
 
   /** The floor: one incr, one round trip, nothing else. */
   @Benchmark
-  public long rawIncr() throws Exception {
-    return raw.asyncIncr("raw:" + key(), 1L, 1L, 60).get(1, TimeUnit.SECONDS);
+  public long rawIncr(Cursor c) throws Exception {
+    return raw.asyncIncr("raw:" + key(c), 1L, 1L, 60).get(1, TimeUnit.SECONDS);
   }
 }

@@ -1,6 +1,5 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Decision;
 import dev.sluice.Outcome;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestLimiter;
@@ -8,6 +7,7 @@ import dev.sluice.http.RuleSet;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -30,6 +30,12 @@ final class Responses {
   private Responses() {}
 
   /**
+   * What a request's decisions leave for its response: whether the binding one allowed, how much it
+   * left, and its headers, written once from the live outcome.
+   */
+  record Applied(boolean allowed, long remaining, List<Map.Entry<String, String>> headers) {}
+
+  /**
    * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
    * limiter fails open on its own errors, and an error here lets the request through.
    */
@@ -40,17 +46,26 @@ final class Responses {
       if (!out.applied()) {
         return;
       }
-      Decision d = out.toDecision().orElseThrow();
-      Decision earlier = (Decision) ctx.getProperty(DECISION);
-      if (earlier == null || !d.allowed() || d.remaining() < earlier.remaining()) {
-        ctx.setProperty(DECISION, d);
+      Applied earlier = (Applied) ctx.getProperty(DECISION);
+      boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining();
+      if (!binds) {
+        return;
       }
-      if (!d.allowed()) {
+      RuleSet rules = limiter.rules();
+      List<Map.Entry<String, String>> headers = new ArrayList<>(8);
+      RateLimitHeaders.write(
+          out,
+          rules.headers(),
+          rules.resetFormat(),
+          limiter.clock().millis(),
+          (name, value) -> headers.add(Map.entry(name, value)));
+      ctx.setProperty(DECISION, new Applied(out.allowed(), out.remaining(), headers));
+      if (!out.allowed()) {
         Response.ResponseBuilder r =
-            Response.status(RateLimitHeaders.status(d))
+            Response.status(RateLimitHeaders.status(out))
                 .type(RateLimitHeaders.PROBLEM_JSON)
-                .entity(RateLimitHeaders.problem(d));
-        for (Map.Entry<String, String> h : headers(limiter, d)) {
+                .entity(RateLimitHeaders.problem(out));
+        for (Map.Entry<String, String> h : headers) {
           r.header(h.getKey(), h.getValue());
         }
         ctx.abortWith(r.build());
@@ -61,10 +76,9 @@ final class Responses {
   }
 
   /** Adds the decision's headers to a response that does not carry them yet. */
-  static void addHeaders(
-      RequestLimiter limiter, Decision d, MultivaluedMap<String, Object> headers) {
+  static void addHeaders(Applied applied, MultivaluedMap<String, Object> headers) {
     try {
-      for (Map.Entry<String, String> h : headers(limiter, d)) {
+      for (Map.Entry<String, String> h : applied.headers()) {
         if (!headers.containsKey(h.getKey())) {
           headers.putSingle(h.getKey(), h.getValue());
         }
@@ -72,10 +86,5 @@ final class Responses {
     } catch (RuntimeException e) {
       LOG.error("rate limit headers failed; the response goes on without them", e);
     }
-  }
-
-  private static List<Map.Entry<String, String>> headers(RequestLimiter limiter, Decision d) {
-    RuleSet rules = limiter.rules();
-    return RateLimitHeaders.of(d, rules.headers(), rules.resetFormat(), limiter.clock().millis());
   }
 }

@@ -80,7 +80,7 @@ public final class SluiceFeature implements Feature, AutoCloseable {
             InjectionManagerProvider.getInjectionManager(context), config.remoteAddress, limiter);
     context.register(container);
     context.register(new SluiceRequestFilter(limiter, container), Priorities.AUTHENTICATION + 50);
-    context.register(new SluiceResponseFilter(limiter), Priorities.HEADER_DECORATOR);
+    context.register(new SluiceResponseFilter(), Priorities.HEADER_DECORATOR);
     context.register(new RateLimitedFeature(limiter, container));
     return true;
   }

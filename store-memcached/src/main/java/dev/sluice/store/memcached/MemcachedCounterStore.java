@@ -97,6 +97,9 @@ public final class MemcachedCounterStore implements CounterStore {
 
   private final Builder config;
 
+  /** The server when there is only one, else null. */
+  private final SocketAddress singleNode;
+
   private MemcachedCounterStore(Builder b) throws IOException {
     this.config = b;
     this.keys = new Keys(b.prefix);
@@ -133,6 +136,10 @@ public final class MemcachedCounterStore implements CounterStore {
               }
             }));
     this.client = new MemcachedClient(cf.build(), b.servers);
+    this.singleNode =
+        client.getNodeLocator().getAll().size() == 1
+            ? client.getNodeLocator().getAll().iterator().next().getSocketAddress()
+            : null;
     try {
       connected.await(b.connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -336,6 +343,9 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   private SocketAddress nodeOf(String key) {
+    if (singleNode != null) {
+      return singleNode; // one server: no need to hash the key (Ketama's MD5) to find it
+    }
     return client.getNodeLocator().getPrimary(key).getSocketAddress();
   }
 
