@@ -170,11 +170,11 @@ class TwoLayerFleetTest {
                 .tier(1_000_000, Duration.ofMillis(PERIOD))
                 .sync(Sync.every(Duration.ofMillis(100)))
                 .build();
-        long before = operations();
+        long before = memcached.operations();
         long start = (System.currentTimeMillis() / PERIOD + 1) * PERIOD;
         drive(l, rates[run], start, 2 * PERIOD);
         LockSupport.parkNanos(300_000_000L); // the last push
-        ops[run] = operations() - before;
+        ops[run] = memcached.operations() - before;
       }
       System.out.printf(
           "two-layer store operations: %d/s for 2 s -> %d memcached operations%n",
@@ -187,22 +187,5 @@ class TwoLayerFleetTest {
     assertTrue(
         ops[1] <= ops[0] + 10,
         "10x the requests, about the same operations: " + ops[0] + ", " + ops[1]);
-  }
-
-  private static long operations() {
-    var st = memcached.stats();
-    long n = 0;
-    for (String k :
-        List.of(
-            "incr_hits",
-            "incr_misses",
-            "get_hits",
-            "get_misses",
-            "cmd_set",
-            "decr_hits",
-            "decr_misses")) {
-      n += Long.parseLong(st.getOrDefault(k, "0"));
-    }
-    return n;
   }
 }

@@ -97,15 +97,7 @@ public class TwoLayerDecisionBenchmark {
   }
 
   private long operations() {
-    if (server == null) {
-      return 0;
-    }
-    var st = server.stats();
-    long n = 0;
-    for (String k : new String[] {"incr_hits", "incr_misses", "get_hits", "get_misses"}) {
-      n += Long.parseLong(st.getOrDefault(k, "0"));
-    }
-    return n;
+    return server == null ? 0 : server.operations();
   }
 
   private String key() {

@@ -154,6 +154,27 @@ public final class MemcachedServer implements AutoCloseable {
     return stats;
   }
 
+  /**
+   * The reads and writes the server has answered so far: keys read by {@code get}, {@code incr}s,
+   * {@code decr}s and {@code set}s, from its {@code stats}.
+   */
+  public long operations() {
+    Map<String, String> st = stats();
+    long n = 0;
+    for (String k :
+        List.of(
+            "get_hits",
+            "get_misses",
+            "incr_hits",
+            "incr_misses",
+            "decr_hits",
+            "decr_misses",
+            "cmd_set")) {
+      n += Long.parseLong(st.getOrDefault(k, "0"));
+    }
+    return n;
+  }
+
   /** One statistic as a number. */
   public long stat(String name) {
     return Long.parseLong(stats().get(name));
