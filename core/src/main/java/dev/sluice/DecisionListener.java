@@ -11,6 +11,8 @@ public interface DecisionListener {
   DecisionListener NONE = (rules, decision, storeNanos) -> {};
 
   /**
+   * Told of one decision.
+   *
    * @param rules the ids of the rules that applied, in order
    * @param decision the decision
    * @param storeNanos how long the store call took, or -1 when there was none (a cached reject)

@@ -164,14 +164,15 @@ final class Evaluator {
       return;
     }
     try {
-      store
-          .decrementAsync(batch)
-          .whenComplete(
-              (v, e) -> {
-                if (e != null) {
-                  LOG.debug("refund failed", e);
-                }
-              });
+      java.util.concurrent.CompletableFuture<Void> unused =
+          store
+              .decrementAsync(batch)
+              .whenComplete(
+                  (v, e) -> {
+                    if (e != null) {
+                      LOG.debug("refund failed", e);
+                    }
+                  });
     } catch (RuntimeException e) {
       LOG.debug("refund failed", e);
     }

@@ -137,7 +137,6 @@ final class TwoLayerStore {
    */
   void increment(CounterBatch batch) {
     int n = batch.size();
-    long now = clock.millis();
     if (storeDown) {
       checkAllowance(batch);
     }
@@ -286,17 +285,18 @@ final class TwoLayerStore {
       return;
     }
     java.lang.ref.WeakReference<TwoLayerStore> self = new java.lang.ref.WeakReference<>(this);
-    SYNCER.scheduleWithFixedDelay(
-        () -> {
-          TwoLayerStore s = self.get();
-          if (s == null) {
-            throw new java.util.concurrent.CancellationException("store collected");
-          }
-          s.tick();
-        },
-        TICK_MILLIS,
-        TICK_MILLIS,
-        TimeUnit.MILLISECONDS);
+    java.util.concurrent.ScheduledFuture<?> unused =
+        SYNCER.scheduleWithFixedDelay(
+            () -> {
+              TwoLayerStore s = self.get();
+              if (s == null) {
+                throw new java.util.concurrent.CancellationException("store collected");
+              }
+              s.tick();
+            },
+            TICK_MILLIS,
+            TICK_MILLIS,
+            TimeUnit.MILLISECONDS);
     started = true;
   }
 
@@ -360,7 +360,15 @@ final class TwoLayerStore {
     if (!takeBack.isEmpty()) {
       syncCalls.incrementAndGet();
       try {
-        shared.decrementAsync(takeBack);
+        java.util.concurrent.CompletableFuture<Void> unused =
+            shared
+                .decrementAsync(takeBack)
+                .whenComplete(
+                    (v, e) -> {
+                      if (e != null) {
+                        LOG.debug("two-layer refund failed", e);
+                      }
+                    });
       } catch (RuntimeException e) {
         LOG.debug("two-layer refund failed", e);
       }
@@ -424,7 +432,9 @@ final class TwoLayerStore {
   /** Drops counters whose windows are over and that have nothing left to push. */
   void sweep() {
     long now = clock.millis();
-    for (Map.Entry<Key, Local> e : counters.entrySet()) {
+    for (java.util.Iterator<Map.Entry<Key, Local>> it = counters.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<Key, Local> e = it.next();
       Local c = e.getValue();
       synchronized (c) {
         long nowWindow = Math.floorDiv(now, e.getKey().periodMillis());
@@ -434,7 +444,7 @@ final class TwoLayerStore {
             && c.unsynced == 0
             && c.oldUnsynced == 0) {
           c.gone = true;
-          counters.remove(e.getKey(), c);
+          it.remove();
         }
       }
     }

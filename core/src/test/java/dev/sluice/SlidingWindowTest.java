@@ -97,9 +97,9 @@ class SlidingWindowTest {
     for (int trial = 0; trial < 2_000; trial++) {
       ReferenceCounterStore s = new ReferenceCounterStore();
       FakeClock c = new FakeClock();
-      long limit = 1 + random.nextInt(200);
-      long period = 1_000 + random.nextInt(120_000);
-      long permits = 1 + random.nextInt((int) Math.min(limit, 5));
+      long limit = 1L + random.nextInt(200);
+      long period = 1_000L + random.nextInt(120_000);
+      long permits = 1L + random.nextInt((int) Math.min(limit, 5));
       RateLimiter l =
           RateLimiter.slidingWindow(s)
               .tier(limit, Duration.ofMillis(period))

@@ -77,7 +77,7 @@ final class ClientAddress {
   static List<String> xForwardedFor(List<String> headers) {
     List<String> out = new ArrayList<>();
     for (String h : headers) {
-      for (String part : h.split(",")) {
+      for (String part : h.split(",", -1)) {
         if (!part.isBlank()) {
           out.add(part.trim());
         }
@@ -89,8 +89,8 @@ final class ClientAddress {
   static List<String> forwardedFor(List<String> headers) {
     List<String> out = new ArrayList<>();
     for (String h : headers) {
-      for (String element : h.split(",")) {
-        for (String pair : element.split(";")) {
+      for (String element : h.split(",", -1)) {
+        for (String pair : element.split(";", -1)) {
           int eq = pair.indexOf('=');
           if (eq > 0 && pair.substring(0, eq).trim().toLowerCase(Locale.ROOT).equals("for")) {
             String v = pair.substring(eq + 1).trim();

@@ -150,9 +150,9 @@ final class PathPattern {
   static String normalize(String path) {
     String raw = path == null ? "" : path;
     List<String> out = new ArrayList<>();
-    for (String rawSeg : raw.split("/")) {
+    for (String rawSeg : raw.split("/", -1)) {
       // Decoding may reveal more separators (%2F) and parameters (%3B): both count as such.
-      for (String seg : decode(withoutParameters(rawSeg)).split("/")) {
+      for (String seg : decode(withoutParameters(rawSeg)).split("/", -1)) {
         seg = withoutParameters(seg);
         if (seg.isEmpty() || seg.equals(".")) {
           continue;

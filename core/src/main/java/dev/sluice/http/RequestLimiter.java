@@ -114,6 +114,7 @@ public final class RequestLimiter {
     }
 
     /** The binding's enabled rules in {@code c}, resolved once per rule set. */
+    @SuppressWarnings("ReferenceEquality") // the same compiled rules, not equal ones
     private Active[] active(Compiled c) {
       Resolved r = resolved;
       if (r == null || r.from != c) {

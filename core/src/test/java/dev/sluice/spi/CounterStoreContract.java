@@ -206,7 +206,7 @@ public abstract class CounterStoreContract {
       assertEquals(threads * per, values.cardinality());
       assertEquals(1, values.nextSetBit(0));
       assertEquals(threads * per, values.length() - 1);
-      assertArrayEquals(new long[] {threads * per + 1L, 0}, inc(up("contended", W, 1)));
+      assertArrayEquals(new long[] {(long) threads * per + 1L, 0}, inc(up("contended", W, 1)));
     } finally {
       pool.shutdownNow();
     }

@@ -48,7 +48,8 @@ public class DemoResources {
 
   private static String json(String s) {
     StringBuilder sb = new StringBuilder();
-    for (char c : s.toCharArray()) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
       if (c == '"' || c == '\\') {
         sb.append('\\').append(c);
       } else if (c < 0x20) {

@@ -18,7 +18,7 @@ final class RawHttp {
    * connection.
    */
   static int status(int port, String request) throws IOException {
-    try (Socket s = new Socket("127.0.0.1", port)) {
+    try (Socket s = new Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
       s.setSoTimeout(10_000);
       OutputStream out = s.getOutputStream();
       out.write(request.getBytes(StandardCharsets.UTF_8));
@@ -26,7 +26,7 @@ final class RawHttp {
       String status =
           new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.ISO_8859_1))
               .readLine();
-      return status == null ? -1 : Integer.parseInt(status.split(" ")[1]);
+      return status == null ? -1 : Integer.parseInt(status.split(" ", -1)[1]);
     } catch (java.net.SocketException e) {
       return -1;
     }

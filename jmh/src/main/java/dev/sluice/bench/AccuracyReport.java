@@ -34,7 +34,8 @@ public final class AccuracyReport {
     long seed = args.length > 0 ? Long.parseLong(args[0]) : 20261121L;
     System.out.printf(Locale.ROOT, "Limit %d per %d s; seed %d.%n%n", LIMIT, PERIOD / 1000, seed);
     System.out.println(
-        "| scenario | algorithm | requests | allowed | wrongly allowed | wrongly denied | wrong, > 10 % from the limit | mean rate error | worst overshoot |");
+        "| scenario | algorithm | requests | allowed | wrongly allowed | wrongly denied | wrong, > 10"
+            + " per cent from the limit | mean rate error | worst overshoot |");
     System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     SplittableRandom r = new SplittableRandom(seed);
     run("Poisson 0.5× limit, 100 clients", poisson(r.split(), 100, 0.5, 60));

@@ -109,7 +109,7 @@ final class RateLimitedFeature implements DynamicFeature {
     Path methodPath = m.getAnnotation(Path.class);
     for (Path p : new Path[] {classPath, methodPath}) {
       if (p != null) {
-        for (String seg : p.value().split("/")) {
+        for (String seg : p.value().split("/", -1)) {
           if (!seg.isEmpty()) {
             sb.append('/').append(seg);
           }

@@ -52,11 +52,11 @@ public final class PeakUsage {
             .baseUnit("requests")
             .tags(tags)
             .publishPercentiles(0.5, 0.99, 0.999)
-            .serviceLevelObjectives(b.quota)
+            .serviceLevelObjectives((double) b.quota)
             .distributionStatisticExpiry(b.span.multipliedBy(2))
             .distributionStatisticBufferLength(2)
             .register(b.registry);
-    Gauge.builder("sluice.usage.quota", () -> b.quota)
+    Gauge.builder("sluice.usage.quota", () -> (double) b.quota)
         .description("The quota the peaks are checked against")
         .tags(tags)
         .register(b.registry);
@@ -68,6 +68,8 @@ public final class PeakUsage {
   }
 
   /**
+   * A builder of a check of {@code quota} per {@code period}.
+   *
    * @param name tags the meters, for several quotas in one registry
    * @param period the limit's period (its counts are aligned on multiples of it)
    * @param quota the limit per period the peaks are checked against
@@ -119,13 +121,13 @@ public final class PeakUsage {
   }
 
   private void publishBefore(long s) {
-    for (Map.Entry<String, Client> e : clients.entrySet()) {
-      Client c = e.getValue();
+    for (java.util.Iterator<Client> it = clients.values().iterator(); it.hasNext(); ) {
+      Client c = it.next();
       synchronized (c) {
         if (c.span < s && !c.gone) {
           publish(c);
           c.gone = true;
-          clients.remove(e.getKey(), c);
+          it.remove();
         }
       }
     }
@@ -135,7 +137,7 @@ public final class PeakUsage {
   private void publish(Client c) {
     long peak = Math.max(c.peak, c.count);
     if (peak > 0) {
-      peaks.record(peak);
+      peaks.record((double) peak);
     }
     c.peak = 0;
     c.count = 0;

@@ -24,26 +24,32 @@ class MicrometerListenerTest {
 
   private static RequestInfo request(String ip) {
     return new RequestInfo() {
+      @Override
       public String method() {
         return "GET";
       }
 
+      @Override
       public String path() {
         return "/x";
       }
 
+      @Override
       public List<String> headers(String name) {
         return List.of();
       }
 
+      @Override
       public String remoteAddress() {
         return ip;
       }
 
+      @Override
       public String principal() {
         return null;
       }
 
+      @Override
       public Object attribute(String name) {
         return null;
       }

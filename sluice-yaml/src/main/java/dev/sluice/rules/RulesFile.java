@@ -45,7 +45,8 @@ public final class RulesFile implements AutoCloseable {
                 return t;
               });
       long ms = interval.toMillis();
-      timer.scheduleWithFixedDelay(this::reload, ms, ms, TimeUnit.MILLISECONDS);
+      java.util.concurrent.ScheduledFuture<?> unused =
+          timer.scheduleWithFixedDelay(this::reload, ms, ms, TimeUnit.MILLISECONDS);
     }
   }
 

@@ -190,7 +190,7 @@ public final class MemcachedCounterStore implements CounterStore {
       String key = keys.key(u, u.window());
       if (breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
-        client.asyncDecr(key, u.delta());
+        OperationFuture<Long> unused = client.asyncDecr(key, u.delta());
       }
     }
   }
@@ -497,7 +497,8 @@ public final class MemcachedCounterStore implements CounterStore {
         if (v < 0 && succeeded(op)) {
           // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
           // largest long, so it never wraps back to a small number.
-          client.set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+          OperationFuture<Boolean> unused =
+              client.set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
           v = Long.MAX_VALUE;
         }
         if (v < 0) {

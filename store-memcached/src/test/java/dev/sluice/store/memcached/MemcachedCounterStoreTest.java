@@ -366,7 +366,7 @@ class MemcachedCounterStoreTest {
   private static long ttlOf(String key) {
     String line = server.command("mg " + key + " t", null).get(0);
     assertTrue(line.startsWith("HD"), line);
-    for (String flag : line.split(" ")) {
+    for (String flag : line.split(" ", -1)) {
       if (flag.startsWith("t")) {
         return Long.parseLong(flag.substring(1));
       }

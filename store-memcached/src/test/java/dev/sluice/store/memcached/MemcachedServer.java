@@ -43,11 +43,11 @@ public final class MemcachedServer implements AutoCloseable {
     String binary = findBinary();
     MemcachedServer server = new MemcachedServer();
     if (binary != null) {
-      server.backend = server.new LocalProcess(binary, freePort(), megabytes);
+      server.backend = new LocalProcess(binary, freePort(), megabytes);
       return server;
     }
     if (DOCKER.get()) {
-      server.backend = server.new Container(megabytes);
+      server.backend = new Container(megabytes);
       return server;
     }
     if (MISSING_REPORTED.compareAndSet(false, true)) {
@@ -62,10 +62,10 @@ public final class MemcachedServer implements AutoCloseable {
    */
   private static RuntimeException skipped(String message) {
     try {
-      return (RuntimeException)
-          Class.forName("org.opentest4j.TestAbortedException")
-              .getConstructor(String.class)
-              .newInstance(message);
+      return Class.forName("org.opentest4j.TestAbortedException")
+          .asSubclass(RuntimeException.class)
+          .getConstructor(String.class)
+          .newInstance(message);
     } catch (ReflectiveOperationException | LinkageError e) {
       return new Missing();
     }
@@ -190,7 +190,7 @@ public final class MemcachedServer implements AutoCloseable {
 
   private static List<String> command(int port, String command, String last) {
     try (Socket s = new Socket()) {
-      s.connect(new InetSocketAddress("127.0.0.1", port), 2_000);
+      s.connect(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port), 2_000);
       s.setSoTimeout(5_000);
       OutputStream out = s.getOutputStream();
       out.write((command + "\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -274,7 +274,7 @@ public final class MemcachedServer implements AutoCloseable {
     if (chosen != null) {
       return chosen.equals("none") ? null : chosen;
     }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator, -1)) {
       File f = new File(dir, "memcached");
       if (f.canExecute()) {
         return f.getPath();
@@ -306,7 +306,7 @@ public final class MemcachedServer implements AutoCloseable {
     void signal(String signal);
   }
 
-  private final class LocalProcess implements Backend {
+  private static final class LocalProcess implements Backend {
     private final String binary;
     private final int port;
     private final int megabytes;
@@ -415,7 +415,7 @@ public final class MemcachedServer implements AutoCloseable {
     }
   }
 
-  private final class Container implements Backend {
+  private static final class Container implements Backend {
     private final GenericContainer<?> container;
 
     @SuppressWarnings("resource")
