@@ -29,7 +29,7 @@ final class ClientAddress {
 
   /** The client's identity for an {@code ip} key, or null when the request has no peer address. */
   String resolve(RequestInfo request) {
-    String peer = request.remoteAddress();
+    String peer = request.remoteAddress().orElse(null);
     if (peer == null || peer.isEmpty()) {
       return null;
     }

@@ -76,20 +76,19 @@ final class KeySource {
     String v;
     switch (kind) {
       case USER:
-        v = request.principal();
+        v = request.principal().orElse(null);
         break;
       case IP:
         v = clients.resolve(request);
         break;
       case HEADER:
-        v = request.header(name);
+        v = request.header(name).orElse(null);
         break;
       case PATH:
         v = captures == null ? null : captures.get(name);
         break;
       default:
-        Object a = request.attribute(name);
-        v = a == null ? null : a.toString();
+        v = request.attribute(name).map(Object::toString).orElse(null);
         break;
     }
     return v == null || v.isEmpty() ? null : v;

@@ -23,7 +23,7 @@ public interface QuotaResolver {
    */
   static QuotaResolver attribute(String name) {
     return (request, rule) -> {
-      Object v = request.attribute(name);
+      Object v = request.attribute(name).orElse(null);
       long q;
       if (v instanceof Number n) {
         q = n.longValue();

@@ -1,6 +1,7 @@
 package dev.sluice.http;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What the rules see of an HTTP request. Adapters implement it over their request type and should
@@ -17,18 +18,21 @@ public interface RequestInfo {
   /** Every value of a header (case-insensitive name), in the order received; empty if absent. */
   List<String> headers(String name);
 
-  /** The first value of a header, or null. */
-  default String header(String name) {
+  /** The first value of a header; empty if absent. */
+  default Optional<String> header(String name) {
     List<String> values = headers(name);
-    return values.isEmpty() ? null : values.get(0);
+    return values.isEmpty() ? Optional.empty() : Optional.ofNullable(values.get(0));
   }
 
-  /** The address of the peer that connected (the last proxy, if any), e.g. {@code 10.0.0.7}. */
-  String remoteAddress();
+  /**
+   * The address of the peer that connected (the last proxy, if any), e.g. {@code 10.0.0.7}; empty
+   * when the container does not say.
+   */
+  Optional<String> remoteAddress();
 
-  /** The authenticated user's name, or null. */
-  String principal();
+  /** The authenticated user's name; empty when nobody is authenticated. */
+  Optional<String> principal();
 
-  /** A request attribute or property that another filter set, or null. */
-  Object attribute(String name);
+  /** A request attribute or property that another filter set; empty when none is. */
+  Optional<Object> attribute(String name);
 }

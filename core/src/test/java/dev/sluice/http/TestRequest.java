@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /** A request for tests, built fluently. */
 public final class TestRequest implements RequestInfo {
@@ -60,17 +61,17 @@ public final class TestRequest implements RequestInfo {
   }
 
   @Override
-  public String remoteAddress() {
-    return remote;
+  public Optional<String> remoteAddress() {
+    return Optional.ofNullable(remote);
   }
 
   @Override
-  public String principal() {
-    return principal;
+  public Optional<String> principal() {
+    return Optional.ofNullable(principal);
   }
 
   @Override
-  public Object attribute(String name) {
-    return attributes.get(name);
+  public Optional<Object> attribute(String name) {
+    return Optional.ofNullable(attributes.get(name));
   }
 }

@@ -9,6 +9,7 @@ import dev.sluice.http.RuleSet;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -89,18 +90,20 @@ public class RequestDecisionBenchmark {
     }
 
     @Override
-    public String remoteAddress() {
-      return "192.0.2.7";
+    public Optional<String> remoteAddress() {
+      return ADDRESS;
     }
 
     @Override
-    public String principal() {
-      return null;
+    public Optional<String> principal() {
+      return Optional.empty();
     }
 
     @Override
-    public Object attribute(String name) {
-      return null;
+    public Optional<Object> attribute(String name) {
+      return Optional.empty();
     }
+
+    private static final Optional<String> ADDRESS = Optional.of("192.0.2.7");
   }
 }

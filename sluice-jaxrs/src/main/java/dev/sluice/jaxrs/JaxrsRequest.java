@@ -4,6 +4,7 @@ import dev.sluice.http.RequestInfo;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import java.security.Principal;
 import java.util.List;
+import java.util.Optional;
 
 /** A JAX-RS request as the rules see it; reads lazily. */
 final class JaxrsRequest implements RequestInfo {
@@ -45,19 +46,19 @@ final class JaxrsRequest implements RequestInfo {
   }
 
   @Override
-  public String remoteAddress() {
-    return container.remoteAddress(ctx);
+  public Optional<String> remoteAddress() {
+    return Optional.ofNullable(container.remoteAddress(ctx));
   }
 
   @Override
-  public String principal() {
+  public Optional<String> principal() {
     Principal p =
         ctx.getSecurityContext() == null ? null : ctx.getSecurityContext().getUserPrincipal();
-    return p == null ? null : p.getName();
+    return p == null ? Optional.empty() : Optional.ofNullable(p.getName());
   }
 
   @Override
-  public Object attribute(String name) {
-    return ctx.getProperty(name);
+  public Optional<Object> attribute(String name) {
+    return Optional.ofNullable(ctx.getProperty(name));
   }
 }

@@ -10,6 +10,7 @@ import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class MicrometerListenerTest {
@@ -40,18 +41,18 @@ class MicrometerListenerTest {
       }
 
       @Override
-      public String remoteAddress() {
-        return ip;
+      public Optional<String> remoteAddress() {
+        return Optional.of(ip);
       }
 
       @Override
-      public String principal() {
-        return null;
+      public Optional<String> principal() {
+        return Optional.empty();
       }
 
       @Override
-      public Object attribute(String name) {
-        return null;
+      public Optional<Object> attribute(String name) {
+        return Optional.empty();
       }
     };
   }

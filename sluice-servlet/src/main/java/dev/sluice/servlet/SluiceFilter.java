@@ -26,6 +26,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -190,19 +191,19 @@ public final class SluiceFilter implements Filter {
     }
 
     @Override
-    public String remoteAddress() {
-      return request.getRemoteAddr();
+    public Optional<String> remoteAddress() {
+      return Optional.ofNullable(request.getRemoteAddr());
     }
 
     @Override
-    public String principal() {
+    public Optional<String> principal() {
       Principal p = request.getUserPrincipal();
-      return p == null ? null : p.getName();
+      return p == null ? Optional.empty() : Optional.ofNullable(p.getName());
     }
 
     @Override
-    public Object attribute(String name) {
-      return request.getAttribute(name);
+    public Optional<Object> attribute(String name) {
+      return Optional.ofNullable(request.getAttribute(name));
     }
   }
 }
