@@ -98,17 +98,91 @@ final class PathPattern {
 
   /** The captures when {@code normalizedPath} matches, else null. */
   Map<String, String> match(String normalizedPath) {
-    return match(split(normalizedPath));
+    Segments s = new Segments();
+    s.of(normalizedPath);
+    return match(s);
   }
 
-  /** The captures when the normalized path's segments match, else null. */
-  Map<String, String> match(String[] path) {
+  /**
+   * A request path's normalized segments as offsets into one string, so that matching allocates
+   * nothing; reused by one thread. A clean path (no {@code %}, no {@code ;}, no {@code .} or {@code
+   * ..} segment) is read as it is; any other is normalized first.
+   */
+  static final class Segments {
+    private String path = "";
+    private int count;
+    private int[] start = new int[16];
+    private int[] end = new int[16];
+
+    /** Reads {@code raw}, a request path as received. */
+    void of(String raw) {
+      String p = raw == null ? "" : raw;
+      if (!fill(p, true)) {
+        fill(normalize(p), false);
+      }
+    }
+
+    /**
+     * Splits {@code p} into its non-empty segments. With {@code check}, false when {@code p} is not
+     * clean (then nothing is kept); a normalized path is split as it is.
+     */
+    private boolean fill(String p, boolean check) {
+      path = p;
+      count = 0;
+      int n = p.length();
+      int i = 0;
+      while (i < n) {
+        int from = i;
+        while (i < n && p.charAt(i) != '/') {
+          char c = p.charAt(i);
+          if (check && (c == '%' || c == ';')) {
+            return false;
+          }
+          i++;
+        }
+        int len = i - from;
+        if (len > 0) {
+          if (check
+              && p.charAt(from) == '.'
+              && (len == 1 || (len == 2 && p.charAt(from + 1) == '.'))) {
+            return false;
+          }
+          if (count == start.length) {
+            start = java.util.Arrays.copyOf(start, 2 * count);
+            end = java.util.Arrays.copyOf(end, 2 * count);
+          }
+          start[count] = from;
+          end[count] = i;
+          count++;
+        }
+        i++;
+      }
+      return true;
+    }
+
+    int size() {
+      return count;
+    }
+
+    boolean is(int i, String literal) {
+      int len = end[i] - start[i];
+      return len == literal.length() && path.regionMatches(start[i], literal, 0, len);
+    }
+
+    String get(int i) {
+      return path.substring(start[i], end[i]);
+    }
+  }
+
+  /** The captures when the path's segments match, else null. */
+  Map<String, String> match(Segments path) {
+    int length = path.size();
     if (prefix) {
-      if (path.length < segments.length) {
+      if (length < segments.length) {
         return null;
       }
       for (int i = 0; i < segments.length; i++) {
-        if (!segments[i].equals(path[i])) {
+        if (!path.is(i, segments[i])) {
           return null;
         }
       }
@@ -121,13 +195,13 @@ final class PathPattern {
     int s = 0;
     int starS = -1;
     int starP = -1;
-    while (p < path.length) {
+    while (p < length) {
       if (s < kinds.length && kinds[s] == ANY) {
         starS = s++;
         starP = p;
-      } else if (s < kinds.length && (kinds[s] != LITERAL || values[s].equals(path[p]))) {
+      } else if (s < kinds.length && (kinds[s] != LITERAL || path.is(p, values[s]))) {
         if (kinds[s] == CAPTURE) {
-          out.put(values[s], path[p]);
+          out.put(values[s], path.get(p));
         }
         s++;
         p++;

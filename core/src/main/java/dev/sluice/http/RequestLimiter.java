@@ -32,6 +32,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class RequestLimiter {
 
+  /** Each request thread's path segments, reused: matching allocates nothing. */
+  private static final ThreadLocal<PathPattern.Segments> SEGMENTS =
+      ThreadLocal.withInitial(PathPattern.Segments::new);
+
   private static final Logger LOG = LoggerFactory.getLogger(RequestLimiter.class);
 
   private final Engine engine;
@@ -167,8 +171,11 @@ public final class RequestLimiter {
       Outcome out) {
     Active current = null;
     try {
-      String[] path =
-          bound == null ? PathPattern.split(PathPattern.normalize(request.path())) : null;
+      PathPattern.Segments path = null;
+      if (bound == null) {
+        path = SEGMENTS.get();
+        path.of(request.path());
+      }
       String method = bound == null ? upper(request.method()) : null;
       for (Active a : candidates) {
         current = a;

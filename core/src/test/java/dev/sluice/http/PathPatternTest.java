@@ -16,6 +16,35 @@ class PathPatternTest {
   }
 
   @Test
+  void segmentsReadAsTheNormalizedPathIsSplit() {
+    PathPattern.Segments s = new PathPattern.Segments();
+    for (String raw :
+        new String[] {
+          "/",
+          "",
+          "/api/v1/report",
+          "/api/v1/report/",
+          "//api//v1//",
+          "/api/./v1/../v2",
+          "/api/%2e%2e/x",
+          "/a;b=c/d",
+          "/a/%25/b",
+          "/a/%2Fb",
+          "/.hidden/..dots/x..",
+          "/../../etc",
+          "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t"
+        }) {
+      s.of(raw);
+      String[] expected = PathPattern.split(PathPattern.normalize(raw));
+      String[] actual = new String[s.size()];
+      for (int i = 0; i < actual.length; i++) {
+        actual[i] = s.get(i);
+      }
+      org.junit.jupiter.api.Assertions.assertArrayEquals(expected, actual, raw);
+    }
+  }
+
+  @Test
   void wildcardsAndCaptures() {
     assertEquals(
         Map.of("orgId", "42"),
