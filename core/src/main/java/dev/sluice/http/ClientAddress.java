@@ -33,6 +33,9 @@ final class ClientAddress {
     if (peer == null || peer.isEmpty()) {
       return null;
     }
+    if (trusted.isEmpty() && canonicalIpv4(peer)) {
+      return peer; // already the identity: nothing to parse, format or forward
+    }
     byte[] hop = Cidr.parseAddress(ClientAddress.stripPort(peer));
     if (hop == null) {
       // Not an IP literal (a unix socket name, say): still one client, as the container named it.
@@ -56,6 +59,39 @@ final class ClientAddress {
       }
     }
     return identity(hop);
+  }
+
+  /** Whether {@code s} is an IPv4 address as {@link Cidr#format} writes it: {@code 10.0.0.7}. */
+  static boolean canonicalIpv4(String s) {
+    int n = s.length();
+    if (n < 7 || n > 15) {
+      return false;
+    }
+    int parts = 0;
+    int i = 0;
+    while (i < n) {
+      int from = i;
+      int v = 0;
+      while (i < n && s.charAt(i) >= '0' && s.charAt(i) <= '9') {
+        v = v * 10 + (s.charAt(i) - '0');
+        i++;
+      }
+      int len = i - from;
+      if (len == 0 || len > 3 || v > 255 || (len > 1 && s.charAt(from) == '0')) {
+        return false;
+      }
+      parts++;
+      if (i < n) {
+        if (s.charAt(i) != '.' || parts == 4) {
+          return false;
+        }
+        i++;
+        if (i == n) {
+          return false;
+        }
+      }
+    }
+    return parts == 4;
   }
 
   private String identity(byte[] address) {

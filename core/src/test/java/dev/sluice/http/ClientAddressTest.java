@@ -182,4 +182,27 @@ class ClientAddressTest {
     assertEquals("10.0.0.0/8", Cidr.parse("10.1.2.3/8").toString());
     assertEquals("2001:db8::/32", Cidr.parse("2001:db8:ff::1/32").toString());
   }
+
+  @Test
+  void aCanonicalIpv4PeerIsItsOwnIdentity() {
+    for (String a : new String[] {"10.0.0.7", "192.0.2.255", "0.0.0.0", "255.255.255.255"}) {
+      org.junit.jupiter.api.Assertions.assertTrue(ClientAddress.canonicalIpv4(a), a);
+      assertEquals(Cidr.format(Cidr.parseAddress(a)), a);
+    }
+    for (String a :
+        new String[] {
+          "10.0.0.07",
+          "10.0.0",
+          "10.0.0.7.",
+          "10.0.0.256",
+          "10..0.7",
+          "1.2.3.4:80",
+          "::1",
+          "a.b.c.d",
+          "1.2.3.4.5",
+          ""
+        }) {
+      org.junit.jupiter.api.Assertions.assertFalse(ClientAddress.canonicalIpv4(a), a);
+    }
+  }
 }
