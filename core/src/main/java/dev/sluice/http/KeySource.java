@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * Where a rule finds the identity it counts against: {@code user}, {@code ip}, {@code header:NAME},
- * {@code path:NAME} (a capture of the rule's pattern) or {@code attribute:NAME}. Immutable.
+ * {@code path:NAME} (a capture of the rule's pattern), {@code attribute:NAME}, or {@code app:NAME}
+ * (a {@link KeyResolver} the application registered). Immutable.
  */
 final class KeySource {
 
@@ -14,7 +15,8 @@ final class KeySource {
     IP,
     HEADER,
     PATH,
-    ATTRIBUTE
+    ATTRIBUTE,
+    APP
   }
 
   final Kind kind;
@@ -61,6 +63,8 @@ final class KeySource {
           return new KeySource(Kind.PATH, name, s);
         case "attribute":
           return new KeySource(Kind.ATTRIBUTE, name, s);
+        case "app":
+          return new KeySource(Kind.APP, name, s);
         default:
           break;
       }
@@ -68,11 +72,15 @@ final class KeySource {
     throw new IllegalArgumentException(
         "unknown key source '"
             + spec
-            + "' (use user, ip, header:NAME, path:NAME or attribute:NAME)");
+            + "' (use user, ip, header:NAME, path:NAME, attribute:NAME or app:NAME)");
   }
 
   /** The identity this source yields for the request, or null. */
-  String resolve(RequestInfo request, Map<String, String> captures, ClientAddress clients) {
+  String resolve(
+      RequestInfo request,
+      Map<String, String> captures,
+      ClientAddress clients,
+      Map<String, KeyResolver> apps) {
     String v;
     switch (kind) {
       case USER:
@@ -86,6 +94,10 @@ final class KeySource {
         break;
       case PATH:
         v = captures == null ? null : captures.get(name);
+        break;
+      case APP:
+        KeyResolver r = apps.get(name);
+        v = r == null ? null : r.resolve(request).orElse(null);
         break;
       default:
         v = request.attribute(name).map(Object::toString).orElse(null);

@@ -41,12 +41,14 @@ public final class RequestLimiter {
   private final Engine engine;
   private final InstantSource clock;
   private final QuotaResolver quotas;
+  private final Map<String, KeyResolver> apps;
   private volatile Compiled compiled;
 
   private RequestLimiter(Builder b) {
     this.engine = Engine.of(b);
     this.clock = engine.clock();
     this.quotas = b.quotas;
+    this.apps = Map.copyOf(b.apps);
     this.compiled = compile(b.rules, List.of());
   }
 
@@ -189,7 +191,7 @@ public final class RequestLimiter {
             continue;
           }
         }
-        String identity = a.identity(request, captures, c.clients);
+        String identity = a.identity(request, captures, c.clients, apps);
         if (identity != null) {
           engine.add(out, a.policyFor(quotas.quota(request, a.rule)), identity);
         }
@@ -296,6 +298,23 @@ public final class RequestLimiter {
   }
 
   private Compiled compile(RuleSet rules, List<Rule> bound) {
+    List<Rule> all = new ArrayList<>(rules.rules());
+    all.addAll(bound);
+    for (Rule r : all) {
+      for (String k : r.key()) {
+        KeySource s = KeySource.parse(k);
+        if (s.kind == KeySource.Kind.APP && !apps.containsKey(s.name)) {
+          throw new IllegalArgumentException(
+              "rule '"
+                  + r.id()
+                  + "' keys on "
+                  + k
+                  + ", but no key resolver '"
+                  + s.name
+                  + "' is registered (RequestLimiter.Builder.keyResolver)");
+        }
+      }
+    }
     List<Active> active = new ArrayList<>();
     for (Rule r : rules.rules()) {
       if (r.enabled()) {
@@ -359,9 +378,13 @@ public final class RequestLimiter {
     }
 
     /** The identity the first key source that yields a value names, or null. */
-    String identity(RequestInfo request, Map<String, String> captures, ClientAddress clients) {
+    String identity(
+        RequestInfo request,
+        Map<String, String> captures,
+        ClientAddress clients,
+        Map<String, KeyResolver> apps) {
       for (KeySource s : keySources) {
-        String v = s.resolve(request, captures, clients);
+        String v = s.resolve(request, captures, clients, apps);
         if (v != null) {
           return s.prefix() + v;
         }
@@ -389,6 +412,7 @@ public final class RequestLimiter {
   public static final class Builder extends LimiterBuilder<Builder> {
     private RuleSet rules = RuleSet.builder().build();
     private QuotaResolver quotas = QuotaResolver.NONE;
+    private final Map<String, KeyResolver> apps = new HashMap<>();
 
     private Builder(CounterStore store) {
       super(store);
@@ -402,6 +426,20 @@ public final class RequestLimiter {
     /** Per-identity limits; none by default. */
     public Builder quotaResolver(QuotaResolver quotas) {
       this.quotas = Objects.requireNonNull(quotas, "quotaResolver");
+      return this;
+    }
+
+    /**
+     * Registers the key source {@code app:NAME}: an identity the application resolves from its own
+     * data (the customer of a validated API key, say). A rule keyed on an {@code app:} source with
+     * no resolver registered is refused when the rules are put in force.
+     */
+    public Builder keyResolver(String name, KeyResolver resolver) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank() || name.indexOf(':') >= 0) {
+        throw new IllegalArgumentException("a key resolver's name is a plain word: '" + name + "'");
+      }
+      apps.put(name.trim(), Objects.requireNonNull(resolver, "resolver"));
       return this;
     }
 

@@ -161,6 +161,33 @@ class RequestLimiterTest {
   }
 
   @Test
+  void anApplicationKeyComesFromTheResolverAndAMissingOneIsRefused() {
+    Rule r =
+        Rule.builder("customer").key("app:customer", "ip").tier(2, Duration.ofMinutes(1)).build();
+    java.util.Map<String, String> accounts = java.util.Map.of("k1", "acme", "k2", "acme");
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(RuleSet.builder().rule(r).build())
+            .clock(clock)
+            .keyResolver("customer", req -> req.header("X-Api-Key").map(accounts::get))
+            .build();
+    assertTrue(l.decide(TestRequest.get("/").header("X-Api-Key", "k1")).orElseThrow().allowed());
+    assertTrue(l.decide(TestRequest.get("/").header("X-Api-Key", "k2")).orElseThrow().allowed());
+    assertFalse(
+        l.decide(TestRequest.get("/").header("X-Api-Key", "k1")).orElseThrow().allowed(),
+        "both keys count against acme");
+    assertTrue(
+        l.decide(TestRequest.get("/").header("X-Api-Key", "unknown")).orElseThrow().allowed(),
+        "no customer: the next key source (ip) counts");
+
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> RequestLimiter.builder(store).rules(RuleSet.builder().rule(r).build()).build());
+    assertTrue(e.getMessage().contains("no key resolver 'customer'"), e.getMessage());
+  }
+
+  @Test
   void aQuotaAttributeOverridesTheLimitPerIdentity() {
     Rule r =
         Rule.builder("r")

@@ -67,6 +67,23 @@ public final class Demo implements AutoCloseable {
     new CountDownLatch(1).await();
   }
 
+  /**
+   * The demo's accounts: API key to customer. A real service reads its own store, after its
+   * authentication filter has validated the key.
+   */
+  static final java.util.Map<String, String> ACCOUNTS =
+      java.util.Map.of(
+          "acme-1",
+          "acme",
+          "acme-2",
+          "acme",
+          "acme-3",
+          "acme",
+          "acme-4",
+          "acme",
+          "globex-1",
+          "globex");
+
   /** Starts the demo; for tests and the command line. */
   public static Demo start(Options o, PrintStream out) {
     RuleSet rules =
@@ -75,7 +92,12 @@ public final class Demo implements AutoCloseable {
         o.memcached == null
             ? InMemoryCounterStore.builder().clock(o.clock).build()
             : MemcachedCounterStore.builder().servers(o.memcached).clock(o.clock).build();
-    SluiceFeature.Builder b = SluiceFeature.builder(store).clock(o.clock);
+    SluiceFeature.Builder b =
+        SluiceFeature.builder(store)
+            .clock(o.clock)
+            // The customer of an API key comes from the server's own accounts, not from a header
+            // the client sends (and could leave out): the key source app:customer in the rules.
+            .keyResolver("customer", r -> r.header("X-Api-Key").map(ACCOUNTS::get));
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
     ResourceConfig app =
         new ResourceConfig(DemoResources.class)

@@ -86,6 +86,31 @@ class DemoTest {
   }
 
   @Test
+  void theCustomerWideLimitComesFromTheServersAccountsNotFromAHeader() throws Exception {
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).clock(new FakeClock()),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      // Four keys of one customer, 10 requests each: each key is within its own 10, but the
+      // customer's 30 caps them together, though no request names the customer.
+      int allowed = 0;
+      for (int i = 0; i < 10; i++) {
+        for (int k = 1; k <= 4; k++) {
+          HttpResponse<String> r = send(demo, "GET", "/api/v1/report", "acme-" + k);
+          if (r.statusCode() == 200) {
+            allowed++;
+          } else {
+            assertEquals(429, r.statusCode());
+            assertTrue(r.body().contains("customer-wide"), r.body());
+          }
+        }
+      }
+      assertEquals(30, allowed, "customer-wide: 30 per 10 s across acme's keys");
+      assertEquals(200, send(demo, "GET", "/api/v1/report", "globex-1").statusCode());
+    }
+  }
+
+  @Test
   void aMalformedRulesFileNamesItsLineAndField(@TempDir Path dir) throws Exception {
     Path rules = dir.resolve("bad.yaml");
     Files.writeString(rules, "rules:\n  - id: r\n    tiers: [ { limit: -1, period: 1s } ]\n");

@@ -145,6 +145,15 @@ public final class SluiceFeature implements Feature, AutoCloseable {
       return this;
     }
 
+    /**
+     * Registers the key source {@code app:NAME}, resolved by the application from its own data; see
+     * {@link RequestLimiter.Builder#keyResolver}.
+     */
+    public Builder keyResolver(String name, dev.sluice.http.KeyResolver resolver) {
+      limiter.keyResolver(name, resolver);
+      return this;
+    }
+
     /** Hears every decision, e.g. {@code new MicrometerListener(registry)}. */
     public Builder listener(DecisionListener listener) {
       limiter.listener(listener);
