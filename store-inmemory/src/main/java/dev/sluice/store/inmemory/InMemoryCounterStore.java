@@ -169,8 +169,11 @@ public final class InMemoryCounterStore implements CounterStore {
    * Whether no one can ask for the counter any more: its newest window is neither current nor the
    * previous of a current one, whatever the identity's window offset.
    */
-  private static boolean expired(Key k, Counter c, long now) {
-    return Math.floorDiv(now, k.period) >= saturatedAdd(c.newestWindow(), 3);
+  static boolean expired(Key k, Counter c, long now) {
+    long newest = c.newestWindow();
+    // A counter that holds no window yet was just created, and its first add is on its way: a
+    // sweep that dropped it would let that add and a concurrent one land in two counters.
+    return newest != Long.MIN_VALUE && Math.floorDiv(now, k.period) >= saturatedAdd(newest, 3);
   }
 
   private static long saturatedAdd(long a, long b) {
@@ -221,7 +224,7 @@ public final class InMemoryCounterStore implements CounterStore {
    * A counter's name. The per-thread probe is set and looked up, never stored; a stored key is a
    * {@link #copy} and never changes.
    */
-  private static final class Key {
+  static final class Key {
     private String rule;
     private String identity;
     private long period;

@@ -31,6 +31,14 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   }
 
   @Test
+  void aCounterJustCreatedIsNeverSweptAsExpired() {
+    // Created, its first add not yet made: a concurrent sweep must leave it, or that add and a
+    // concurrent one for the same key would land in two counters (a lost count).
+    InMemoryCounterStore.Key k = new InMemoryCounterStore.Key().set("r", "k", 1_000);
+    assertEquals(false, InMemoryCounterStore.expired(k, new Counter(), Long.MAX_VALUE / 2));
+  }
+
+  @Test
   void aMillionDistinctKeysNeverLiftTheLiveCountOverTheCap() {
     long cap = 10_000;
     InMemoryCounterStore bounded =
