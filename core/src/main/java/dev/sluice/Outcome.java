@@ -248,11 +248,11 @@ public final class Outcome {
         sb.append(", ");
       }
       long u = Math.max(0, c.count.used());
-      sb.append(p.ietfName(c.tier))
-          .append(";r=")
-          .append(Math.max(0, c.tier().limit() - u))
-          .append(";t=")
-          .append(-Math.floorDiv(-Math.max(0, c.count.resetAt() - now), 1000));
+      Policy.ietfState(
+          sb,
+          p.ietfName(c.tier),
+          Math.max(0, c.tier().limit() - u),
+          Math.max(0, c.count.resetAt() - now));
     }
     return sb.toString();
   }
@@ -271,26 +271,14 @@ public final class Outcome {
           sameRule++;
         }
       }
-      String name =
-          "\""
-              + Policy.sfString(
-                  sameRule > 1 ? q.policy() + "-" + q.tier().periodText() : q.policy())
-              + "\"";
+      String name = Policy.ietfName(q.policy(), q.tier(), sameRule > 1);
       if (sb.length() > 0) {
         sb.append(", ");
       }
       if (policyField) {
-        sb.append(name)
-            .append(";q=")
-            .append(q.limit())
-            .append(";w=")
-            .append(-Math.floorDiv(-q.tier().periodMillis(), 1000));
+        sb.append(Policy.ietfItem(name, q.tier()));
       } else {
-        sb.append(name)
-            .append(";r=")
-            .append(q.remaining())
-            .append(";t=")
-            .append(-Math.floorDiv(-q.resetAfter().toMillis(), 1000));
+        Policy.ietfState(sb, name, q.remaining(), q.resetAfter().toMillis());
       }
     }
     return sb.toString();

@@ -116,10 +116,9 @@ public final class Policy {
   }
 
   /**
-   * Each tier's name in the IETF fields (a structured-field string: the id, with the tier's period
-   * when the policy has several, {@code "get-product-10s"}) and its {@code RateLimit-Policy} item.
+   * Each tier's name in the IETF fields and its {@code RateLimit-Policy} item, interleaved; built
+   * on first use.
    */
-  /** Each tier's {@code RateLimit-Policy} item: {@code "name";q=limit;w=seconds}. */
   private String[] ietfItems;
 
   String ietfName(int tier) {
@@ -136,23 +135,43 @@ public final class Policy {
     if (items == null) {
       items = new String[2 * tiers.length];
       for (int i = 0; i < tiers.length; i++) {
-        String name = tiers.length > 1 ? id + "-" + tiers[i].periodText() : id;
-        String quoted = "\"" + sfString(name) + "\"";
-        items[2 * i] = quoted;
-        items[2 * i + 1] =
-            quoted
-                + ";q="
-                + tiers[i].limit()
-                + ";w="
-                + -Math.floorDiv(-tiers[i].periodMillis(), 1000);
+        items[2 * i] = ietfName(id, tiers[i], tiers.length > 1);
+        items[2 * i + 1] = ietfItem(items[2 * i], tiers[i]);
       }
       ietfItems = items;
     }
     return items;
   }
 
+  /**
+   * A tier's name in the IETF fields, as a structured-field string: the policy id, with the tier's
+   * period when the policy has several tiers ({@code "get-product-10s"}).
+   */
+  static String ietfName(String id, Tier tier, boolean severalTiers) {
+    return "\"" + sfString(severalTiers ? id + "-" + tier.periodText() : id) + "\"";
+  }
+
+  /** A tier's {@code RateLimit-Policy} item: {@code "name";q=limit;w=seconds}. */
+  static String ietfItem(String name, Tier tier) {
+    return name + ";q=" + tier.limit() + ";w=" + ceilSeconds(tier.periodMillis());
+  }
+
+  /** Appends a tier's {@code RateLimit} item: {@code "name";r=remaining;t=seconds}. */
+  static void ietfState(StringBuilder sb, String name, long remaining, long resetAfterMillis) {
+    sb.append(name)
+        .append(";r=")
+        .append(remaining)
+        .append(";t=")
+        .append(ceilSeconds(resetAfterMillis));
+  }
+
+  /** Milliseconds rounded up to whole seconds. */
+  static long ceilSeconds(long millis) {
+    return -Math.floorDiv(-millis, 1000);
+  }
+
   /** Structured-field strings allow printable ASCII, with '"' and '\' escaped. */
-  static String sfString(String s) {
+  private static String sfString(String s) {
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import java.time.InstantSource;
@@ -46,7 +47,11 @@ final class TwoLayerStore {
   private final CounterStore shared;
   private final InstantSource clock;
   private final long maxCounters;
-  private final Map<Key, Local> counters = new ConcurrentHashMap<>();
+  private final Map<CounterKey, Local> counters = new ConcurrentHashMap<>();
+
+  /** Each thread's lookup key: a decision allocates no key for a counter that exists. */
+  private final ThreadLocal<CounterKey> probes = ThreadLocal.withInitial(CounterKey::new);
+
   private final ConcurrentLinkedQueue<Local> due = new ConcurrentLinkedQueue<>();
   private final LogGate warnings = new LogGate(10_000);
   private final boolean background;
@@ -71,11 +76,9 @@ final class TwoLayerStore {
     this.background = background;
   }
 
-  private record Key(String rule, String identity, long periodMillis) {}
-
   /** One counter's local state; every field is guarded by its monitor. */
   private static final class Local {
-    final Key key;
+    final CounterKey key;
     long syncMillis;
     long window = Long.MIN_VALUE;
 
@@ -105,7 +108,7 @@ final class TwoLayerStore {
     /** Swept from the map; a request that still holds it looks again. */
     boolean gone;
 
-    Local(Key key) {
+    Local(CounterKey key) {
       this.key = key;
     }
 
@@ -177,7 +180,8 @@ final class TwoLayerStore {
       if (batch.syncMillis(i) <= 0) {
         continue;
       }
-      Local c = counters.get(new Key(batch.rule(i), batch.identity(i), batch.periodMillis(i)));
+      Local c =
+          counters.get(probes.get().set(batch.rule(i), batch.identity(i), batch.periodMillis(i)));
       long own = 0;
       if (c != null) {
         synchronized (c) {
@@ -196,16 +200,16 @@ final class TwoLayerStore {
   }
 
   private boolean countLocally(CounterBatch batch, int i, long sync) {
-    Key k = new Key(batch.rule(i), batch.identity(i), batch.periodMillis(i));
+    CounterKey probe = probes.get().set(batch.rule(i), batch.identity(i), batch.periodMillis(i));
     long w = batch.window(i);
     long d = batch.delta(i);
     while (true) {
-      Local c = counters.get(k);
+      Local c = counters.get(probe);
       if (c == null) {
         if (counters.size() >= maxCounters) {
           return false;
         }
-        c = counters.computeIfAbsent(k, Local::new);
+        c = counters.computeIfAbsent(probe.copy(), Local::new);
       }
       if (count(batch, i, c, w, d, sync)) {
         return true;
@@ -246,7 +250,7 @@ final class TwoLayerStore {
   List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
     List<CounterUpdate> rest = new ArrayList<>(0);
     for (CounterUpdate u : updates) {
-      Local c = counters.get(new Key(u.rule(), u.identity(), u.periodMillis()));
+      Local c = counters.get(probes.get().set(u.rule(), u.identity(), u.periodMillis()));
       boolean done = false;
       if (c != null) {
         synchronized (c) {
@@ -332,7 +336,7 @@ final class TwoLayerStore {
         }
         c.queued = false;
         c.lastSync = now;
-        Key k = c.key;
+        CounterKey k = c.key;
         if (c.oldUnsynced > 0) {
           updates.add(
               new CounterUpdate(
@@ -432,9 +436,9 @@ final class TwoLayerStore {
   /** Drops counters whose windows are over and that have nothing left to push. */
   void sweep() {
     long now = clock.millis();
-    for (java.util.Iterator<Map.Entry<Key, Local>> it = counters.entrySet().iterator();
+    for (java.util.Iterator<Map.Entry<CounterKey, Local>> it = counters.entrySet().iterator();
         it.hasNext(); ) {
-      Map.Entry<Key, Local> e = it.next();
+      Map.Entry<CounterKey, Local> e = it.next();
       Local c = e.getValue();
       synchronized (c) {
         long nowWindow = Math.floorDiv(now, e.getKey().periodMillis());

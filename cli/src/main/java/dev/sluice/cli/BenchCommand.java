@@ -174,7 +174,7 @@ final class BenchCommand implements Callable<Integer> {
     LoadGenerator.Plan plan =
         new LoadGenerator.Plan(
             List.copyOf(urls), rate, duration, connections, h, keyHeader, keys, timeout, warmup);
-    if (plan.requests() + rate * warmup.toNanos() / 1e9 > MAX_REQUESTS) {
+    if (plan.requests() + plan.requests(warmup) > MAX_REQUESTS) {
       throw new Sluice.UsageError("--rate times --duration: at most 10000000 requests in one run");
     }
     if (plan.requests() < 1) {

@@ -40,8 +40,14 @@ final class LoadGenerator {
       Duration timeout,
       Duration warmup) {
 
+    /** The requests of the measured run. */
     long requests() {
-      return (long) Math.floor(rate * duration.toNanos() / 1e9);
+      return requests(duration);
+    }
+
+    /** The requests a pass of {@code d} at the plan's rate sends. */
+    long requests(Duration d) {
+      return (long) Math.floor(rate * d.toNanos() / 1e9);
     }
   }
 
@@ -106,7 +112,7 @@ final class LoadGenerator {
     }
 
     Result run(LongConsumer elapsedMillis) throws InterruptedException {
-      long n = (long) Math.floor(plan.rate() * duration.toNanos() / 1e9);
+      long n = plan.requests(duration);
       double nanosPerRequest = 1e9 / plan.rate();
       start = System.nanoTime();
       long deadline = start + duration.toNanos() + plan.timeout().toNanos();

@@ -5,11 +5,8 @@ import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
-import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.glassfish.jersey.internal.MapPropertiesDelegate;
 import org.glassfish.jersey.server.ApplicationHandler;
@@ -56,7 +53,7 @@ public class FilterOverheadBenchmark {
       """;
 
   private ApplicationHandler handler;
-  private MemcachedServer server;
+  private BenchMemcached memcached;
   private CounterStore store;
   private final String[] keys = new String[1_000];
   private int next;
@@ -68,16 +65,8 @@ public class FilterOverheadBenchmark {
             .property("jersey.config.server.wadl.disableWadl", true);
     if (!filter.equals("none")) {
       if (filter.equals("sluice-memcached")) {
-        String address = System.getProperty("sluice.memcached");
-        if (address == null) {
-          server = MemcachedServer.start();
-          address = server.address();
-        }
-        store =
-            MemcachedCounterStore.builder()
-                .servers(address)
-                .operationTimeout(Duration.ofMillis(50))
-                .build();
+        memcached = BenchMemcached.start();
+        store = memcached.store();
       } else {
         store = InMemoryCounterStore.create();
       }
@@ -100,8 +89,8 @@ public class FilterOverheadBenchmark {
     if (store != null) {
       store.close();
     }
-    if (server != null) {
-      server.close();
+    if (memcached != null) {
+      memcached.close();
     }
   }
 

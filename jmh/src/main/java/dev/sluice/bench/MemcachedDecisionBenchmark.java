@@ -3,7 +3,6 @@ package dev.sluice.bench;
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -38,7 +37,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class MemcachedDecisionBenchmark {
 
-  private MemcachedServer server;
+  private BenchMemcached memcached;
   private MemcachedCounterStore store;
   private MemcachedClient raw;
   private RateLimiter oneTier;
@@ -48,16 +47,9 @@ public class MemcachedDecisionBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() throws IOException {
-    String address = System.getProperty("sluice.memcached");
-    if (address == null) {
-      server = MemcachedServer.start();
-      address = server.address();
-    }
-    store =
-        MemcachedCounterStore.builder()
-            .servers(address)
-            .operationTimeout(Duration.ofMillis(50))
-            .build();
+    memcached = BenchMemcached.start();
+    String address = memcached.address();
+    store = memcached.store();
     raw =
         new MemcachedClient(
             new ConnectionFactoryBuilder()
@@ -97,9 +89,7 @@ public class MemcachedDecisionBenchmark {
   public void tearDown() {
     raw.shutdown(1, TimeUnit.SECONDS);
     store.close();
-    if (server != null) {
-      server.close();
-    }
+    memcached.close();
   }
 
   /** Each thread walks the keys from its own place. */

@@ -4,7 +4,6 @@ import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sync;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -38,7 +37,7 @@ public class TwoLayerDecisionBenchmark {
   @Param({"1", "1000"})
   public int keys;
 
-  private MemcachedServer server;
+  private BenchMemcached memcached;
   private MemcachedCounterStore store;
   private RateLimiter twoLayer;
   private RateLimiter direct;
@@ -55,16 +54,8 @@ public class TwoLayerDecisionBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    String address = System.getProperty("sluice.memcached");
-    if (address == null) {
-      server = MemcachedServer.start();
-      address = server.address();
-    }
-    store =
-        MemcachedCounterStore.builder()
-            .servers(address)
-            .operationTimeout(Duration.ofMillis(50))
-            .build();
+    memcached = BenchMemcached.start();
+    store = memcached.store();
     long high = 1_000_000_000L;
     twoLayer =
         RateLimiter.slidingWindow(store)
@@ -78,26 +69,23 @@ public class TwoLayerDecisionBenchmark {
     for (int i = 0; i < keys; i++) {
       names[i] = "client-" + i;
     }
-    opsBefore = operations();
+    opsBefore = memcached.operations();
     startNanos = System.nanoTime();
   }
 
   @TearDown(Level.Trial)
   public void tearDown() {
-    if (server != null) {
+    if (memcached.own()) {
       double secs = (System.nanoTime() - startNanos) / 1e9;
       System.out.printf(
           "%n%d decisions, %d memcached operations in %.0f s (%.0f operations/s)%n",
-          decisions, operations() - opsBefore, secs, (operations() - opsBefore) / secs);
+          decisions,
+          memcached.operations() - opsBefore,
+          secs,
+          (memcached.operations() - opsBefore) / secs);
     }
     store.close();
-    if (server != null) {
-      server.close();
-    }
-  }
-
-  private long operations() {
-    return server == null ? 0 : server.operations();
+    memcached.close();
   }
 
   private String key() {

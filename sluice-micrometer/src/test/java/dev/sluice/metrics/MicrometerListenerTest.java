@@ -5,12 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.TestRequest;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class MicrometerListenerTest {
@@ -24,37 +23,7 @@ class MicrometerListenerTest {
   }
 
   private static RequestInfo request(String ip) {
-    return new RequestInfo() {
-      @Override
-      public String method() {
-        return "GET";
-      }
-
-      @Override
-      public String path() {
-        return "/x";
-      }
-
-      @Override
-      public List<String> headers(String name) {
-        return List.of();
-      }
-
-      @Override
-      public Optional<String> remoteAddress() {
-        return Optional.of(ip);
-      }
-
-      @Override
-      public Optional<String> principal() {
-        return Optional.empty();
-      }
-
-      @Override
-      public Optional<Object> attribute(String name) {
-        return Optional.empty();
-      }
-    };
+    return TestRequest.get("/x").from(ip);
   }
 
   @Test

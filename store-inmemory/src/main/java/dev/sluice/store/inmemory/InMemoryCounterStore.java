@@ -3,6 +3,7 @@ package dev.sluice.store.inmemory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import java.time.InstantSource;
@@ -36,12 +37,12 @@ public final class InMemoryCounterStore implements CounterStore {
   /** How many counters each new counter's arrival checks for expiry. */
   private static final int SWEEP_PER_INSERT = 8;
 
-  private final Cache<Key, Counter> counters;
-  private final ConcurrentMap<Key, Counter> map;
+  private final Cache<CounterKey, Counter> counters;
+  private final ConcurrentMap<CounterKey, Counter> map;
   private final InstantSource clock;
-  private final ThreadLocal<Key> probes = ThreadLocal.withInitial(Key::new);
+  private final ThreadLocal<CounterKey> probes = ThreadLocal.withInitial(CounterKey::new);
   private final ReentrantLock sweeping = new ReentrantLock();
-  private Iterator<Map.Entry<Key, Counter>> sweep;
+  private Iterator<Map.Entry<CounterKey, Counter>> sweep;
 
   private InMemoryCounterStore(Builder b) {
     this.clock = b.clock;
@@ -66,7 +67,7 @@ public final class InMemoryCounterStore implements CounterStore {
 
   @Override
   public void increment(CounterBatch batch) {
-    Key probe = probes.get();
+    CounterKey probe = probes.get();
     for (int i = 0, n = batch.size(); i < n; i++) {
       long period = batch.periodMillis(i);
       Counter c = counters.getIfPresent(probe.set(batch.rule(i), batch.identity(i), period));
@@ -122,14 +123,14 @@ public final class InMemoryCounterStore implements CounterStore {
   }
 
   /** The counter of a key not found: a new one, after sweeping a few expired ones. */
-  private Counter create(Key key) {
+  private Counter create(CounterKey key) {
     sweep(SWEEP_PER_INSERT);
     return counters.get(key, k -> new Counter());
   }
 
   @Override
   public void decrement(List<CounterUpdate> updates) {
-    Key probe = probes.get();
+    CounterKey probe = probes.get();
     for (CounterUpdate u : updates) {
       Counter c = counters.getIfPresent(probe.set(u.rule(), u.identity(), u.periodMillis()));
       if (c != null) {
@@ -155,7 +156,7 @@ public final class InMemoryCounterStore implements CounterStore {
             return;
           }
         }
-        Map.Entry<Key, Counter> e = sweep.next();
+        Map.Entry<CounterKey, Counter> e = sweep.next();
         if (expired(e.getKey(), e.getValue(), now)) {
           map.remove(e.getKey(), e.getValue());
         }
@@ -169,11 +170,12 @@ public final class InMemoryCounterStore implements CounterStore {
    * Whether no one can ask for the counter any more: its newest window is neither current nor the
    * previous of a current one, whatever the identity's window offset.
    */
-  static boolean expired(Key k, Counter c, long now) {
+  static boolean expired(CounterKey k, Counter c, long now) {
     long newest = c.newestWindow();
     // A counter that holds no window yet was just created, and its first add is on its way: a
     // sweep that dropped it would let that add and a concurrent one land in two counters.
-    return newest != Long.MIN_VALUE && Math.floorDiv(now, k.period) >= saturatedAdd(newest, 3);
+    return newest != Long.MIN_VALUE
+        && Math.floorDiv(now, k.periodMillis()) >= saturatedAdd(newest, 3);
   }
 
   private static long saturatedAdd(long a, long b) {
@@ -217,43 +219,6 @@ public final class InMemoryCounterStore implements CounterStore {
 
     public InMemoryCounterStore build() {
       return new InMemoryCounterStore(this);
-    }
-  }
-
-  /**
-   * A counter's name. The per-thread probe is set and looked up, never stored; a stored key is a
-   * {@link #copy} and never changes.
-   */
-  static final class Key {
-    private String rule;
-    private String identity;
-    private long period;
-    private int hash;
-
-    Key set(String rule, String identity, long period) {
-      this.rule = rule;
-      this.identity = identity;
-      this.period = period;
-      this.hash = (31 * rule.hashCode() + identity.hashCode()) * 31 + Long.hashCode(period);
-      return this;
-    }
-
-    Key copy() {
-      return new Key().set(rule, identity, period);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Key k
-          && k.hash == hash
-          && k.period == period
-          && k.rule.equals(rule)
-          && k.identity.equals(identity);
     }
   }
 }

@@ -34,7 +34,7 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   void aCounterJustCreatedIsNeverSweptAsExpired() {
     // Created, its first add not yet made: a concurrent sweep must leave it, or that add and a
     // concurrent one for the same key would land in two counters (a lost count).
-    InMemoryCounterStore.Key k = new InMemoryCounterStore.Key().set("r", "k", 1_000);
+    dev.sluice.spi.CounterKey k = new dev.sluice.spi.CounterKey().set("r", "k", 1_000);
     assertEquals(false, InMemoryCounterStore.expired(k, new Counter(), Long.MAX_VALUE / 2));
   }
 

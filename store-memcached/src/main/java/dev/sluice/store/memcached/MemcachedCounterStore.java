@@ -261,7 +261,7 @@ public final class MemcachedCounterStore implements CounterStore {
         CounterUpdate u = updates.get(i);
         incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
       }
-      readPrevious(unknown, gets);
+      queueReads(unknown, gets);
     } catch (RuntimeException e) {
       // Not sent (a full queue, a client shutting down): every permit taken is answered.
       for (OperationFuture<Long> f : incrs) {
@@ -355,7 +355,7 @@ public final class MemcachedCounterStore implements CounterStore {
    * whole when one of its nodes is down, and a previous window may live on another node than its
    * current window.
    */
-  private void readPrevious(List<String> unknown, Map<String, Future<Object>> gets) {
+  private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
     if (!config.bulkGets || unknown.size() < 2) {
       for (String k : unknown) {
         gets.computeIfAbsent(k, client::asyncGet);
