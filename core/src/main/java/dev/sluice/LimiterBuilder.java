@@ -57,6 +57,20 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     return self();
   }
 
+  /**
+   * The store's shared values, for knobs.
+   *
+   * @throws IllegalArgumentException if the store keeps none
+   */
+  protected dev.sluice.spi.SharedValues sharedValues() {
+    return store
+        .sharedValues()
+        .orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    "knobs need a store that keeps shared values; " + store + " keeps none"));
+  }
+
   /** The engine these settings describe. */
   Evaluator evaluator() {
     return new Evaluator(store, clock, backgroundSync);

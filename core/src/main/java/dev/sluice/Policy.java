@@ -72,6 +72,11 @@ public final class Policy {
     this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
   }
 
+  /** The first tier's limit: the one a quota or a {@code limit} knob replaces. */
+  public long firstLimit() {
+    return tiers[0].limit();
+  }
+
   /**
    * This policy with its first tier's limit set to {@code limit} and the others scaled by the same
    * ratio (rounded up, at least 1). It shares the counters (same id and periods) and has its own

@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code sluice} command: {@code thresholds} picks a limit from access logs, {@code bench}
- * measures an HTTP API at a fixed rate.
+ * measures an HTTP API at a fixed rate, {@code knobs} reads and changes the fleet's knobs.
  *
  * <p>Bad arguments and failures print one line on standard error and exit non-zero (2 for a usage
  * error, 1 for a failure), never a stack trace.
@@ -17,8 +17,16 @@ import picocli.CommandLine.Command;
     name = "sluice",
     mixinStandardHelpOptions = true,
     version = "sluice 0.1.0-SNAPSHOT",
-    description = "Rate limits: choose them from your logs, and measure your API over HTTP.",
-    subcommands = {ThresholdsCommand.class, BenchCommand.class, PlotCommand.class})
+    description =
+        "Rate limits: choose them from your logs, measure your API over HTTP, and turn the"
+            + " fleet's knobs.",
+    subcommands = {
+      ThresholdsCommand.class,
+      BenchCommand.class,
+      PlotCommand.class,
+      KnobsCommand.class,
+      GovernorCommand.class
+    })
 public final class Sluice implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -65,7 +73,7 @@ public final class Sluice implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(
-        spec.commandLine(), "a command is needed: thresholds, bench or plot");
+        spec.commandLine(), "a command is needed: thresholds, bench, plot, knobs or governor");
   }
 
   /** An argument that parsed but makes no sense; reported as a usage error (exit 2). */

@@ -2,10 +2,13 @@ package dev.sluice.http;
 
 import dev.sluice.Decision;
 import dev.sluice.Engine;
+import dev.sluice.KnobWatcher;
+import dev.sluice.Knobs;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.Outcome;
 import dev.sluice.Policy;
 import dev.sluice.spi.CounterStore;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,6 +46,8 @@ public final class RequestLimiter {
   private final QuotaResolver quotas;
   private final Map<String, KeyResolver> apps;
   private volatile Compiled compiled;
+  private volatile Knobs knobs = Knobs.NONE;
+  private final Optional<KnobWatcher> watcher;
 
   private RequestLimiter(Builder b) {
     this.engine = Engine.of(b);
@@ -50,6 +55,8 @@ public final class RequestLimiter {
     this.quotas = b.quotas;
     this.apps = Map.copyOf(b.apps);
     this.compiled = compile(b.rules, List.of());
+    this.watcher = b.knobRefresh.map(r -> KnobWatcher.start(b.knobValues(), r));
+    watcher.ifPresent(w -> w.listen(this::applyKnobs));
   }
 
   public static Builder builder(CounterStore store) {
@@ -77,7 +84,7 @@ public final class RequestLimiter {
   public boolean decide(RequestInfo request, Outcome out) {
     Compiled c = compiled;
     engine.begin(out);
-    if (!c.rules.enabled() || c.active.length == 0) {
+    if (!c.enabled || c.active.length == 0) {
       return engine.decide(out, 1);
     }
     return decide(request, c, c.active, null, out);
@@ -152,7 +159,7 @@ public final class RequestLimiter {
     public boolean decide(RequestInfo request, Map<String, String> pathParameters, Outcome out) {
       Compiled c = compiled;
       engine.begin(out);
-      if (!c.rules.enabled()) {
+      if (!c.enabled) {
         return engine.decide(out, 1);
       }
       Active[] active = active(c);
@@ -255,6 +262,33 @@ public final class RequestLimiter {
     LOG.info("rate limit rules in force:\n{}", this);
   }
 
+  /**
+   * Puts the fleet's {@link Knobs} over the rules: {@code global enabled}, and each rule's {@code
+   * enabled}, {@code shadow} and {@code limit}. They stay over the rules through {@link #update}
+   * until knobs without them come. A limiter built with {@link Builder#knobs} is told by its
+   * watcher; others can be told by hand.
+   */
+  public synchronized void applyKnobs(Knobs knobs) {
+    Objects.requireNonNull(knobs, "knobs");
+    if (knobs.equals(this.knobs)) {
+      return;
+    }
+    this.knobs = knobs;
+    Compiled c = compiled;
+    this.compiled = compile(c.rules, c.bound);
+    LOG.info("rate limit rules in force, with knobs:\n{}", this);
+  }
+
+  /** The knobs this limiter applies: {@link Knobs#NONE} until some are applied. */
+  public synchronized Knobs knobs() {
+    return knobs;
+  }
+
+  /** Stops reading the knobs, if this limiter reads them. */
+  public void close() {
+    watcher.ifPresent(KnobWatcher::close);
+  }
+
   /** The kill switch: false stops all limiting (and counting) until set back to true. */
   public void setEnabled(boolean enabled) {
     change(r -> r.toBuilder().enabled(enabled).build());
@@ -315,34 +349,57 @@ public final class RequestLimiter {
         }
       }
     }
+    Knobs k = knobs;
     List<Active> active = new ArrayList<>();
     for (Rule r : rules.rules()) {
-      if (r.enabled()) {
-        active.add(new Active(r, policy(r)));
+      Rule t = tuned(r, k);
+      if (t.enabled()) {
+        active.add(new Active(t, policy(t, k)));
       }
     }
     Map<String, Active> boundActive = new HashMap<>();
     for (Rule r : bound) {
-      if (r.enabled()) {
-        boundActive.put(r.id(), new Active(r, policy(r)));
+      Rule t = tuned(r, k);
+      if (t.enabled()) {
+        boundActive.put(r.id(), new Active(t, policy(t, k)));
       }
     }
     return new Compiled(
         rules,
+        rules.enabled() && k.enabled(),
         active.toArray(new Active[0]),
         List.copyOf(bound),
         Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()));
   }
 
-  private Policy policy(Rule r) {
-    return engine
-        .policy(r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
-        .withSync(r.sync());
+  /** The rule with its {@code enabled} and {@code shadow} knobs applied. */
+  private static Rule tuned(Rule r, Knobs k) {
+    Optional<Boolean> enabled = k.ruleEnabled(r.id());
+    Optional<Boolean> shadow = k.ruleShadow(r.id());
+    if (enabled.isEmpty() && shadow.isEmpty()) {
+      return r;
+    }
+    Rule.Builder b = r.toBuilder();
+    enabled.ifPresent(b::enabled);
+    shadow.ifPresent(b::shadow);
+    return b.build();
+  }
+
+  /** The rule's policy, with its {@code limit} knob applied. */
+  private Policy policy(Rule r, Knobs k) {
+    Policy p =
+        engine
+            .policy(
+                r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
+            .withSync(r.sync());
+    OptionalLong limit = k.ruleLimit(r.id());
+    return limit.isPresent() ? p.withFirstLimit(limit.getAsLong()) : p;
   }
 
   private record Compiled(
       RuleSet rules,
+      boolean enabled,
       Active[] active,
       List<Rule> bound,
       Map<String, Active> boundActive,
@@ -356,6 +413,7 @@ public final class RequestLimiter {
     private static final int MAX_OVERRIDES = 1_024;
     final Rule rule;
     final Policy policy;
+    final long firstLimit;
     final PathPattern pattern;
     final KeySource[] keySources;
     final Map<Long, Policy> overrides = new ConcurrentHashMap<>();
@@ -363,6 +421,7 @@ public final class RequestLimiter {
     Active(Rule rule, Policy policy) {
       this.rule = rule;
       this.policy = policy;
+      this.firstLimit = policy.firstLimit();
       this.pattern = rule.pattern();
       this.keySources = rule.keySources().toArray(new KeySource[0]);
     }
@@ -393,7 +452,7 @@ public final class RequestLimiter {
     }
 
     Policy policyFor(OptionalLong quota) {
-      if (quota.isEmpty() || quota.getAsLong() == rule.tiers().get(0).limit()) {
+      if (quota.isEmpty() || quota.getAsLong() == firstLimit) {
         return policy;
       }
       long q = quota.getAsLong();
@@ -413,6 +472,7 @@ public final class RequestLimiter {
     private RuleSet rules = RuleSet.builder().build();
     private QuotaResolver quotas = QuotaResolver.NONE;
     private final Map<String, KeyResolver> apps = new HashMap<>();
+    private Optional<Duration> knobRefresh = Optional.empty();
 
     private Builder(CounterStore store) {
       super(store);
@@ -443,6 +503,23 @@ public final class RequestLimiter {
       return this;
     }
 
+    /**
+     * Reads the fleet's {@link Knobs} from the store every {@code refresh} ({@link
+     * KnobWatcher#DEFAULT_REFRESH} is a good default) and applies them. Off by default.
+     *
+     * @throws IllegalArgumentException if the store keeps no shared values, or {@code refresh} is
+     *     not positive
+     */
+    public Builder knobs(Duration refresh) {
+      sharedValues();
+      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
+      return this;
+    }
+
+    private dev.sluice.spi.SharedValues knobValues() {
+      return sharedValues();
+    }
+
     public RequestLimiter build() {
       return new RequestLimiter(this);
     }
@@ -455,6 +532,10 @@ public final class RequestLimiter {
     StringBuilder sb = new StringBuilder(c.rules.toString());
     for (Rule r : c.bound) {
       sb.append(r).append(" (bound)\n");
+    }
+    Knobs k = knobs;
+    if (!k.equals(Knobs.NONE)) {
+      sb.append("knobs over them: ").append(k.format().strip().replace("\n", "; ")).append('\n');
     }
     return sb.toString();
   }

@@ -71,6 +71,14 @@ public interface CounterStore extends AutoCloseable {
     }
   }
 
+  /**
+   * The store's shared values (knobs, leases), or empty for a store that keeps none. Both bundled
+   * stores keep them: in memory for one process, in memcached for a fleet.
+   */
+  default java.util.Optional<SharedValues> sharedValues() {
+    return java.util.Optional.empty();
+  }
+
   /** Releases connections and threads; the default does nothing. */
   @Override
   default void close() {}

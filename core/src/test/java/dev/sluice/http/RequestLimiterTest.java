@@ -49,6 +49,54 @@ class RequestLimiterTest {
   }
 
   @Test
+  void knobsTuneTheRulesWithoutTouchingThemAndOutliveAnUpdate() {
+    RequestLimiter l = limiter(CUSTOMER);
+    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "limit", "1"));
+    Decision first = l.decide(call("k1", "acme")).orElseThrow();
+    assertTrue(first.allowed());
+    assertEquals(1, first.limit(), "the knob's limit is advertised");
+    assertFalse(l.decide(call("k1", "acme")).orElseThrow().allowed(), "and enforced");
+
+    l.update(RuleSet.builder().rule(CUSTOMER).build());
+    assertFalse(l.decide(call("k1", "acme")).orElseThrow().allowed(), "a reload keeps the knob");
+
+    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "shadow", "true"));
+    assertTrue(l.decide(call("k1", "acme")).orElseThrow().allowed(), "shadow: count, never reject");
+
+    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "enabled", "false"));
+    assertTrue(l.decide(call("k1", "acme")).isEmpty(), "a rule turned off applies to nothing");
+
+    l.applyKnobs(
+        dev.sluice.Knobs.NONE.with("global", "enabled", "false").with("rule:other", "limit", "4"));
+    assertTrue(l.decide(call("k1", "acme")).isEmpty(), "the fleet-wide kill switch");
+
+    l.applyKnobs(dev.sluice.Knobs.NONE);
+    Decision back = l.decide(call("k9", "globex")).orElseThrow();
+    assertEquals(3, back.limit(), "without knobs, the rule's own limit");
+  }
+
+  @Test
+  void aLimiterReadsTheFleetsKnobsFromItsStore() throws Exception {
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(RuleSet.builder().rule(CUSTOMER).build())
+            .clock(clock)
+            .knobs(Duration.ofMillis(20))
+            .build();
+    try {
+      dev.sluice.Knobs.change(
+          store.sharedValues().orElseThrow(), k -> k.with("rule:customer", "limit", "1"));
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (l.knobs().ruleLimit("customer").isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertEquals(1, l.decide(call("k1", "acme")).orElseThrow().limit());
+    } finally {
+      l.close();
+    }
+  }
+
+  @Test
   void aCustomerWideRuleCapsSeveralKeysTogether() {
     RequestLimiter l = limiter(PER_KEY, CUSTOMER);
     assertTrue(l.decide(call("k1", "acme")).orElseThrow().allowed());

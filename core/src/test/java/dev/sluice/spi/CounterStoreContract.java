@@ -62,6 +62,25 @@ public abstract class CounterStoreContract {
   }
 
   @Test
+  void aSharedValueIsWrittenOnlyOverTheVersionItReplaces() {
+    SharedValues v = store.sharedValues().orElseThrow();
+    String name = "contract-" + System.nanoTime();
+    assertEquals(java.util.Optional.empty(), v.get(name));
+    String text = "rule:a limit=2\nthrottle:é rate=0.5\n";
+    org.junit.jupiter.api.Assertions.assertTrue(v.compareAndSet(name, 0, text, Duration.ZERO));
+    org.junit.jupiter.api.Assertions.assertFalse(
+        v.compareAndSet(name, 0, "second add", Duration.ZERO), "only one writer creates it");
+    SharedValues.Versioned first = v.get(name).orElseThrow();
+    assertEquals(text, first.value(), "text with newlines and non-ASCII comes back as written");
+    org.junit.jupiter.api.Assertions.assertTrue(
+        v.compareAndSet(name, first.version(), "next", Duration.ZERO));
+    org.junit.jupiter.api.Assertions.assertFalse(
+        v.compareAndSet(name, first.version(), "lost update", Duration.ZERO),
+        "a writer holding an old version must read again");
+    assertEquals("next", v.get(name).orElseThrow().value());
+  }
+
+  @Test
   void firstIncrementReturnsTheDeltaAndNoPrevious() {
     assertArrayEquals(new long[] {3, 0}, inc(up("first", W, 3)));
   }

@@ -17,6 +17,64 @@ public final class ReferenceCounterStore implements CounterStore {
   private final AtomicInteger increments = new AtomicInteger();
   private final AtomicInteger decrements = new AtomicInteger();
   private volatile RuntimeException failure;
+  private final Map<String, SharedValues.Versioned> values = new HashMap<>();
+  private final Map<String, Long> expiries = new HashMap<>();
+  private long versions;
+  private java.time.InstantSource clock = java.time.InstantSource.system();
+
+  /** The clock that expires shared values with a time to live. */
+  public synchronized ReferenceCounterStore clock(java.time.InstantSource clock) {
+    this.clock = clock;
+    return this;
+  }
+
+  private void expire(String name) {
+    Long at = expiries.get(name);
+    if (at != null && at <= clock.millis()) {
+      values.remove(name);
+      expiries.remove(name);
+    }
+  }
+
+  /** Knobs and leases in a map (no expiry); they fail when the store is told to fail. */
+  @Override
+  public java.util.Optional<SharedValues> sharedValues() {
+    return java.util.Optional.of(
+        new SharedValues() {
+          @Override
+          public java.util.Optional<Versioned> get(String name) {
+            synchronized (ReferenceCounterStore.this) {
+              if (failure != null) {
+                throw failure;
+              }
+              expire(name);
+              return java.util.Optional.ofNullable(values.get(name));
+            }
+          }
+
+          @Override
+          public boolean compareAndSet(
+              String name, long version, String value, java.time.Duration ttl) {
+            synchronized (ReferenceCounterStore.this) {
+              if (failure != null) {
+                throw failure;
+              }
+              expire(name);
+              Versioned v = values.get(name);
+              if ((v == null ? 0 : v.version()) != version) {
+                return false;
+              }
+              values.put(name, new Versioned(value, ++versions));
+              if (ttl.isZero()) {
+                expiries.remove(name);
+              } else {
+                expiries.put(name, clock.millis() + ttl.toMillis());
+              }
+              return true;
+            }
+          }
+        });
+  }
 
   @Override
   public synchronized long[] increment(List<CounterUpdate> updates) {

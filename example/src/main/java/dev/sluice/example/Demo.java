@@ -1,5 +1,6 @@
 package dev.sluice.example;
 
+import dev.sluice.KnobWatcher;
 import dev.sluice.http.RuleSet;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.rules.RulesException;
@@ -97,7 +98,9 @@ public final class Demo implements AutoCloseable {
             .clock(o.clock)
             // The customer of an API key comes from the server's own accounts, not from a header
             // the client sends (and could leave out): the key source app:customer in the rules.
-            .keyResolver("customer", r -> r.header("X-Api-Key").map(ACCOUNTS::get));
+            .keyResolver("customer", r -> r.header("X-Api-Key").map(ACCOUNTS::get))
+            // The fleet's knobs (sluice knobs set …) are read from the store every second.
+            .knobs(KnobWatcher.DEFAULT_REFRESH);
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
     ResourceConfig app =
         new ResourceConfig(DemoResources.class)
@@ -131,6 +134,13 @@ public final class Demo implements AutoCloseable {
             + url
             + "/api/v1/report; done; echo");
     out.println("     curl -i -H 'X-Api-Key: demo' " + url + "/api/v1/report");
+    if (o.memcached != null) {
+      out.println(
+          "Knobs (every instance on this memcached, within 1 s): java -jar cli/target/sluice.jar"
+              + " knobs set --memcached "
+              + o.memcached
+              + " rule:reports-per-key limit=2");
+    }
     return new Demo(server, feature, store, port);
   }
 

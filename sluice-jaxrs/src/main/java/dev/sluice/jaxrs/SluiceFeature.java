@@ -85,9 +85,10 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     return true;
   }
 
-  /** Stops watching the rules file. */
+  /** Stops watching the rules file and the knobs. */
   @Override
   public void close() {
+    limiter.close();
     if (watcher != null) {
       watcher.close();
     }
@@ -151,6 +152,15 @@ public final class SluiceFeature implements Feature, AutoCloseable {
      */
     public Builder keyResolver(String name, dev.sluice.http.KeyResolver resolver) {
       limiter.keyResolver(name, resolver);
+      return this;
+    }
+
+    /**
+     * Reads the fleet's knobs from the store every {@code refresh}; see {@link
+     * RequestLimiter.Builder#knobs}.
+     */
+    public Builder knobs(java.time.Duration refresh) {
+      limiter.knobs(refresh);
       return this;
     }
 

@@ -44,6 +44,8 @@ import org.slf4j.LoggerFactory;
  *       host:port,host:port}, required), {@code store.prefix}, {@code store.operationTimeout} and
  *       {@code store.connectTimeout} (e.g. {@code 50ms}, {@code 2s}). In memory: {@code
  *       store.maximumCounters}.
+ *   <li>{@code knobs}: how often to read the fleet's knobs from the store (e.g. {@code 1s}); unset,
+ *       knobs are not read.
  * </ul>
  *
  * A store the filter created is closed by {@link #destroy()}. Rule paths match the request URI
@@ -103,7 +105,20 @@ public final class SluiceFilter implements Filter {
           "SluiceFilter: store " + (store == null ? "in-memory" : store) + ": " + e.getMessage(),
           e);
     }
-    limiter = RequestLimiter.builder(created).rules(ruleSet).build();
+    RequestLimiter.Builder b = RequestLimiter.builder(created).rules(ruleSet);
+    String knobs = config.getInitParameter("knobs");
+    if (knobs != null) {
+      try {
+        b.knobs(
+            dev.sluice.rules.Periods.parse(knobs.trim())
+                .orElseThrow(
+                    () -> new IllegalArgumentException("not a period (1s, 500ms): " + knobs)));
+      } catch (RuntimeException e) {
+        created.close();
+        throw new ServletException("SluiceFilter: knobs: " + e.getMessage(), e);
+      }
+    }
+    limiter = b.build();
     if (!rules.startsWith("classpath:")) {
       watcher = RulesFile.watch(Path.of(rules), limiter, Duration.ofSeconds(1));
     }
@@ -153,6 +168,10 @@ public final class SluiceFilter implements Filter {
 
   @Override
   public void destroy() {
+    RequestLimiter l = limiter;
+    if (l != null) {
+      l.close();
+    }
     if (watcher != null) {
       watcher.close();
     }

@@ -6,6 +6,7 @@ import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.SharedValues;
 import java.time.InstantSource;
 import java.util.Iterator;
 import java.util.List;
@@ -43,9 +44,11 @@ public final class InMemoryCounterStore implements CounterStore {
   private final ThreadLocal<CounterKey> probes = ThreadLocal.withInitial(CounterKey::new);
   private final ReentrantLock sweeping = new ReentrantLock();
   private Iterator<Map.Entry<CounterKey, Counter>> sweep;
+  private final InMemoryValues values;
 
   private InMemoryCounterStore(Builder b) {
     this.clock = b.clock;
+    this.values = new InMemoryValues(b.clock);
     this.counters =
         Caffeine.newBuilder()
             .maximumSize(b.maximumCounters)
@@ -188,6 +191,12 @@ public final class InMemoryCounterStore implements CounterStore {
     map.entrySet().removeIf(e -> expired(e.getKey(), e.getValue(), now));
     counters.cleanUp();
     return counters.estimatedSize();
+  }
+
+  /** Knobs and leases, for this JVM, on the store's clock. */
+  @Override
+  public java.util.Optional<SharedValues> sharedValues() {
+    return java.util.Optional.of(values);
   }
 
   @Override

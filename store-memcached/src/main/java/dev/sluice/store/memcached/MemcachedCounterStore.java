@@ -3,6 +3,7 @@ package dev.sluice.store.memcached;
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.SharedValues;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -96,6 +97,7 @@ public final class MemcachedCounterStore implements CounterStore {
       new java.util.concurrent.atomic.AtomicInteger();
 
   private final Builder config;
+  private final MemcachedValues values;
 
   /** The server when there is only one, else null. */
   private final SocketAddress singleNode;
@@ -136,6 +138,7 @@ public final class MemcachedCounterStore implements CounterStore {
               }
             }));
     this.client = new MemcachedClient(cf.build(), b.servers);
+    this.values = new MemcachedValues(client, b.prefix, b.operationTimeout);
     this.singleNode =
         client.getNodeLocator().getAll().size() == 1
             ? client.getNodeLocator().getAll().iterator().next().getSocketAddress()
@@ -199,6 +202,12 @@ public final class MemcachedCounterStore implements CounterStore {
   public void close() {
     closing = true;
     client.shutdown(1, TimeUnit.SECONDS);
+  }
+
+  /** Knobs and leases, shared by every instance on these servers (and this prefix). */
+  @Override
+  public java.util.Optional<SharedValues> sharedValues() {
+    return java.util.Optional.of(values);
   }
 
   /** The key a counter's window is stored under; for tests and operators. */

@@ -1,0 +1,231 @@
+package dev.sluice.cli;
+
+import dev.sluice.Knobs;
+import dev.sluice.spi.SharedValues;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sluice knobs}: reads and changes the fleet's knobs in memcached. Every instance reading
+ * knobs sees a change within its refresh (1 s by default).
+ */
+@Command(
+    name = "knobs",
+    mixinStandardHelpOptions = true,
+    description = "Read and change the knobs every instance of a fleet applies.",
+    subcommands = {KnobsCommand.Set.class, KnobsCommand.Get.class, KnobsCommand.Clear.class})
+final class KnobsCommand implements Runnable {
+
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new picocli.CommandLine.ParameterException(
+        spec.commandLine(), "a knobs command is needed: set, get or clear");
+  }
+
+  /** Where the knobs live: the fleet's memcached and the store's key prefix. */
+  static final class Store {
+    @Option(
+        names = "--memcached",
+        required = true,
+        paramLabel = "HOST:PORT",
+        description = "The fleet's memcached server(s), host:port[,host:port…].")
+    String servers;
+
+    @Option(
+        names = "--prefix",
+        defaultValue = "sluice",
+        description = "The store's key prefix, as the instances are configured (default: sluice).")
+    String prefix;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "2s",
+        paramLabel = "PERIOD",
+        converter = ThresholdsCommand.PeriodConverter.class,
+        description = "How long to wait for memcached (default: 2s).")
+    Duration timeout;
+
+    /** Runs {@code f} with the store's shared values, and turns a silent memcached into a line. */
+    <T> T with(java.util.function.Function<SharedValues, T> f) {
+      Duration t = timeout;
+      MemcachedCounterStore store;
+      try {
+        store =
+            MemcachedCounterStore.builder()
+                .servers(servers)
+                .prefix(prefix)
+                .operationTimeout(t)
+                .connectTimeout(t)
+                .build();
+      } catch (IllegalArgumentException e) {
+        throw new Sluice.UsageError("--memcached: " + e.getMessage());
+      }
+      try {
+        return f.apply(store.sharedValues().orElseThrow());
+      } catch (IllegalArgumentException | Sluice.UsageError e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new IllegalStateException(
+            "memcached at "
+                + servers
+                + " did not answer within "
+                + dev.sluice.rules.Periods.format(t),
+            e);
+      } finally {
+        store.close();
+      }
+    }
+  }
+
+  @Command(
+      name = "set",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Set knobs: global enabled=BOOL; rule:ID enabled=BOOL shadow=BOOL limit=N;",
+        "throttle:NAME rate=PERMITS_PER_SECOND burst=MULTIPLIER."
+      })
+  static final class Set implements Runnable {
+    @picocli.CommandLine.Mixin Store store;
+
+    @Parameters(
+        index = "0",
+        paramLabel = "TARGET",
+        description = "global, rule:ID or throttle:NAME")
+    String target;
+
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "FIELD=VALUE")
+    List<String> fields;
+
+    @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      UnaryOperator<Knobs> change =
+          k -> {
+            Knobs out = k;
+            for (String f : fields) {
+              int eq = f.indexOf('=');
+              if (eq <= 0) {
+                throw new Sluice.UsageError("'" + f + "' is not FIELD=VALUE");
+              }
+              out = out.with(target, f.substring(0, eq), f.substring(eq + 1));
+            }
+            return out;
+          };
+      usage(() -> Objects.requireNonNull(change.apply(Knobs.NONE)));
+      Knobs now = store.with(v -> Knobs.change(v, change));
+      print(spec.commandLine().getOut(), now, target);
+    }
+  }
+
+  @Command(name = "get", mixinStandardHelpOptions = true, description = "Show the knobs set.")
+  static final class Get implements Runnable {
+    @picocli.CommandLine.Mixin Store store;
+
+    @Parameters(
+        index = "0",
+        arity = "0..1",
+        paramLabel = "TARGET",
+        description = "Only this target's knobs (default: all).")
+    String target;
+
+    @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      if (target != null) {
+        usage(() -> Knobs.checkTarget(target));
+      }
+      Knobs now =
+          store.with(
+              v ->
+                  v.get(Knobs.VALUE_NAME)
+                      .map(
+                          s ->
+                              Knobs.parse(
+                                  s.value(),
+                                  Knobs.NONE,
+                                  p -> spec.commandLine().getErr().println("sluice: skipped " + p)))
+                      .orElse(Knobs.NONE));
+      PrintWriter out = spec.commandLine().getOut();
+      if (target == null) {
+        out.print(now.targets().isEmpty() ? "(no knobs set)\n" : now.format());
+      } else {
+        print(out, now, target);
+      }
+      out.flush();
+    }
+  }
+
+  @Command(
+      name = "clear",
+      mixinStandardHelpOptions = true,
+      description = "Clear a target's knobs (or only the fields named): the rules' values return.")
+  static final class Clear implements Runnable {
+    @picocli.CommandLine.Mixin Store store;
+
+    @Parameters(index = "0", paramLabel = "TARGET")
+    String target;
+
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "FIELD")
+    List<String> fields;
+
+    @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+      usage(() -> Knobs.checkTarget(target));
+      Knobs now =
+          store.with(
+              v ->
+                  Knobs.change(
+                      v,
+                      k -> {
+                        if (fields == null || fields.isEmpty()) {
+                          return k.without(target);
+                        }
+                        Knobs out = k.without(target);
+                        for (Map.Entry<String, String> e :
+                            k.targets().getOrDefault(target, Map.of()).entrySet()) {
+                          if (!fields.contains(e.getKey())) {
+                            out = out.with(target, e.getKey(), e.getValue());
+                          }
+                        }
+                        return out;
+                      }));
+      print(spec.commandLine().getOut(), now, target);
+    }
+  }
+
+  /** Runs a check whose refusal is the user's input: exit 2, one line. */
+  private static void usage(Runnable check) {
+    try {
+      check.run();
+    } catch (IllegalArgumentException e) {
+      throw new Sluice.UsageError(e.getMessage());
+    }
+  }
+
+  private static void print(PrintWriter out, Knobs k, String target) {
+    Map<String, String> f = k.targets().get(target);
+    if (f == null) {
+      out.println(target + ": no knobs set");
+    } else {
+      StringBuilder sb = new StringBuilder(target);
+      f.forEach((n, v) -> sb.append(' ').append(n).append('=').append(v));
+      out.println(sb);
+    }
+    out.flush();
+  }
+}

@@ -1,0 +1,97 @@
+package dev.sluice.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.store.memcached.MemcachedServer;
+import java.io.IOException;
+import java.net.ServerSocket;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class KnobsCommandTest {
+
+  private static MemcachedServer memcached;
+
+  @BeforeAll
+  static void start() {
+    memcached = MemcachedServer.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    memcached.close();
+  }
+
+  private static Run knobs(String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = "knobs";
+    System.arraycopy(args, 0, all, 1, args.length);
+    return Run.of(all);
+  }
+
+  @Test
+  void setGetAndClearRoundTripThroughMemcached() {
+    String m = memcached.address();
+    Run set =
+        knobs("set", "--memcached", m, "--prefix", "t1", "rule:search", "limit=2", "shadow=true");
+    assertEquals(0, set.code(), set.err());
+    assertEquals("rule:search limit=2 shadow=true\n", set.out());
+    assertEquals(
+        0, knobs("set", "--memcached", m, "--prefix", "t1", "global", "enabled=false").code());
+    assertEquals(
+        "rule:search limit=2 shadow=true\nglobal enabled=false\n",
+        knobs("get", "--memcached", m, "--prefix", "t1").out());
+    assertEquals(
+        "global enabled=false\n", knobs("get", "--memcached", m, "--prefix", "t1", "global").out());
+    assertEquals(
+        "rule:search limit=2\n",
+        knobs("clear", "--memcached", m, "--prefix", "t1", "rule:search", "shadow").out());
+    knobs("clear", "--memcached", m, "--prefix", "t1", "rule:search");
+    knobs("clear", "--memcached", m, "--prefix", "t1", "global");
+    assertEquals("(no knobs set)\n", knobs("get", "--memcached", m, "--prefix", "t1").out());
+  }
+
+  @Test
+  void badInputIsOneLineAndNothingIsWritten() {
+    String m = memcached.address();
+    assertTrue(
+        knobs("set", "--memcached", m, "--prefix", "t2", "rule:x", "rate=3")
+            .failsWithOneLine(2)
+            .err()
+            .contains("unknown field 'rate' for rule"));
+    assertTrue(
+        knobs("set", "--memcached", m, "--prefix", "t2", "rule:x", "limit=-1")
+            .failsWithOneLine(2)
+            .err()
+            .contains("at least 1"));
+    assertTrue(
+        knobs("set", "--memcached", m, "--prefix", "t2", "rules:x", "limit=1")
+            .failsWithOneLine(2)
+            .err()
+            .contains("unknown target"));
+    knobs("set", "--memcached", m, "--prefix", "t2", "throttle:x", "rate").failsWithOneLine(2);
+    knobs("set", "--prefix", "t2", "throttle:x", "rate=1").failsWithOneLine(2);
+    assertEquals("(no knobs set)\n", knobs("get", "--memcached", m, "--prefix", "t2").out());
+  }
+
+  @Test
+  void anUnreachableMemcachedIsOneLineAndExitOne() throws IOException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    Run r =
+        knobs(
+                "set",
+                "--memcached",
+                "127.0.0.1:" + port,
+                "--timeout",
+                "300ms",
+                "global",
+                "enabled=false")
+            .failsWithOneLine(1);
+    assertTrue(r.err().contains("did not answer"), r.err());
+  }
+}
