@@ -30,6 +30,22 @@ public enum Algorithm {
     boolean staggers() {
       return true;
     }
+  },
+  /**
+   * Concurrent requests: at most {@code limit} in flight per identity, each holding a slot until it
+   * completes ({@link Engine#slots}). The tier's period is the slots' time to live: a slot never
+   * given back (its instance died) comes back within two periods.
+   */
+  CONCURRENCY {
+    @Override
+    WindowLimit limit(Tier tier, boolean staggered) {
+      return WindowLimit.concurrent(tier.limit(), tier.periodMillis());
+    }
+
+    @Override
+    boolean staggers() {
+      return false;
+    }
   };
 
   /** One tier under this algorithm. */

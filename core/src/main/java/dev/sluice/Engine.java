@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.CounterUpdate;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -121,6 +122,35 @@ public final class Engine {
     if (call.entries() > 0) {
       tell(out, -1);
     }
+  }
+
+  /**
+   * The concurrency slots the decision in {@code out} took ({@link Algorithm#CONCURRENCY}), to
+   * {@link Slots#release} when the request completes: none unless the request was allowed and the
+   * store counted it. Call it before {@code out} is reused.
+   */
+  public Slots slots(Outcome out) {
+    Call call = out.call;
+    if (call == null || !out.allowed() || out.storeFailed()) {
+      return Slots.NONE;
+    }
+    List<CounterUpdate> held = null;
+    for (int i = 0; i < call.size(); i++) {
+      Call.Counter c = call.counter(i);
+      if (c.limit.heldUntilReleased()) {
+        if (held == null) {
+          held = new java.util.ArrayList<>(2);
+        }
+        held.add(
+            new CounterUpdate(
+                c.entry.policy.id,
+                c.entry.identity,
+                c.limit.periodMillis(),
+                c.window,
+                call.permits));
+      }
+    }
+    return held == null ? Slots.NONE : new Slots(evaluator.store(), List.copyOf(held));
   }
 
   /** Logs each shadow policy that would have rejected, at most every 10 s per policy. */

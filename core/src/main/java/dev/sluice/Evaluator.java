@@ -28,6 +28,10 @@ final class Evaluator {
   private final LogGate warnings = new LogGate(WARN_INTERVAL_MILLIS);
   private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
 
+  CounterStore store() {
+    return store;
+  }
+
   Evaluator(CounterStore store, InstantSource clock, boolean backgroundSync) {
     this.store = store;
     this.clock = clock;

@@ -42,6 +42,7 @@ public final class Outcome {
   private long resetAfterMillis;
   private long retryAfterMillis;
   private boolean bindingShadow;
+  private Algorithm algorithm;
   private boolean bindingExceeded;
   private StoreStatus storeStatus = StoreStatus.OK;
   private boolean shadowRejected;
@@ -74,6 +75,7 @@ public final class Outcome {
     this.resetAfterMillis = o.resetAfterMillis;
     this.retryAfterMillis = o.retryAfterMillis;
     this.bindingShadow = o.bindingShadow;
+    this.algorithm = o.algorithm;
     this.bindingExceeded = o.bindingExceeded;
     this.storeStatus = o.storeStatus;
     this.shadowRejected = o.shadowRejected;
@@ -117,6 +119,19 @@ public final class Outcome {
       throw new IllegalStateException("no limit applied");
     }
     return tier;
+  }
+
+  /**
+   * The binding policy's algorithm: {@link Algorithm#CONCURRENCY} when the limit is on requests in
+   * flight rather than on a rate.
+   *
+   * @throws IllegalStateException if no limit applied
+   */
+  public Algorithm algorithm() {
+    if (!applied) {
+      throw new IllegalStateException("no limit applied");
+    }
+    return algorithm;
   }
 
   /** The binding tier's limit; 0 when no limit applied. */
@@ -343,6 +358,7 @@ public final class Outcome {
     this.remaining = Math.max(0, tier.limit() - used);
     this.resetAfterMillis = Math.max(0, c.count.resetAt() - now);
     this.bindingShadow = p.shadow;
+    this.algorithm = p.algorithm;
     this.bindingExceeded = !c.count.passed();
   }
 
@@ -371,6 +387,7 @@ public final class Outcome {
     this.applied = true;
     this.allowed = false;
     this.policy = p.id;
+    this.algorithm = p.algorithm;
     this.tier = tier;
     this.used = used;
     this.remaining = Math.max(0, tier.limit() - used);
@@ -391,6 +408,7 @@ public final class Outcome {
     this.applied = true;
     this.allowed = !closed;
     this.policy = binding.id;
+    this.algorithm = binding.algorithm;
     this.tier = t;
     this.used = 0;
     this.remaining = t.limit();

@@ -20,7 +20,23 @@ public interface WindowLimit {
     return new FixedWindow(limit, periodMillis, staggered);
   }
 
+  /**
+   * At most {@code limit} requests in flight at once per identity; a slot lives at most two periods
+   * if it is never given back.
+   */
+  static WindowLimit concurrent(long limit, long slotTtlMillis) {
+    return new ConcurrentRequests(limit, slotTtlMillis);
+  }
+
   long limit();
+
+  /**
+   * Whether a passed request keeps its count until it completes (a slot), and gives it back then,
+   * rather than for the rest of the window.
+   */
+  default boolean heldUntilReleased() {
+    return false;
+  }
 
   long periodMillis();
 

@@ -130,6 +130,22 @@ public final class RateLimitHeaders {
           + retry
           + "}";
     }
+    if (d.algorithm() == dev.sluice.Algorithm.CONCURRENCY) {
+      return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+          + "\"detail\":\"Concurrency limit of "
+          + d.limit()
+          + " requests in flight reached for policy "
+          + json(d.policy())
+          + "; retry after "
+          + retry
+          + " s.\",\"policy\":\""
+          + json(d.policy())
+          + "\",\"limitType\":\"concurrency\",\"concurrency\":"
+          + d.limit()
+          + ",\"retryAfter\":"
+          + retry
+          + "}";
+    }
     return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
         + "\"detail\":\"Rate limit of "
         + d.limit()

@@ -7,6 +7,7 @@ import dev.sluice.Knobs;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.Outcome;
 import dev.sluice.Policy;
+import dev.sluice.Slots;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -260,6 +261,15 @@ public final class RequestLimiter {
     }
     this.compiled = compile(rules, compiled.bound);
     LOG.info("rate limit rules in force:\n{}", this);
+  }
+
+  /**
+   * The concurrency slots the allowed decision in {@code out} holds ({@code concurrency:} rules),
+   * to {@link Slots#release} when the response is complete, however it completes. Call it before
+   * {@code out} is reused; {@link Slots#NONE} when it holds none.
+   */
+  public Slots slots(Outcome out) {
+    return engine.slots(out);
   }
 
   /**

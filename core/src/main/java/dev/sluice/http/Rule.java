@@ -26,6 +26,12 @@ public final class Rule {
    */
   public static final List<String> DEFAULT_KEY = List.of("user", "ip");
 
+  /**
+   * A concurrency rule's slot time to live unless told otherwise: a request is counted for at least
+   * this long, and a slot never given back returns within twice this.
+   */
+  public static final Duration DEFAULT_SLOT_TTL = Duration.ofSeconds(30);
+
   private final String id;
   private final Set<String> methods;
   private final String path;
@@ -275,13 +281,24 @@ public final class Rule {
       return this;
     }
 
-    /** Fixed window only: shifts each identity's window boundary by a hash of it. */
     /** Counts in two layers ({@link Sync}); null for a store call on every decision. */
     public Builder sync(Sync sync) {
       this.sync = sync;
       return this;
     }
 
+    /**
+     * A concurrency rule: at most {@code limit} requests of one identity in flight at once, fleet
+     * wide; a slot never given back (its instance died) comes back within {@code 2 × slotTtl}. It
+     * replaces the rule's algorithm and tiers.
+     */
+    public Builder concurrency(long limit, Duration slotTtl) {
+      this.algorithm = Algorithm.CONCURRENCY;
+      this.tiers.clear();
+      return tier(limit, slotTtl);
+    }
+
+    /** Fixed window only: shifts each identity's window boundary by a hash of it. */
     public Builder staggerWindows(boolean stagger) {
       this.staggerWindows = stagger;
       return this;
@@ -296,6 +313,10 @@ public final class Rule {
     public Rule build() {
       Tier.checkTiers(tiers);
       algorithm.checkStagger(staggerWindows);
+      if (algorithm == Algorithm.CONCURRENCY && (tiers.size() != 1 || sync != null)) {
+        throw new IllegalArgumentException(
+            "a concurrency rule has one limit and no sync (rule '" + id + "')");
+      }
       Rule rule = new Rule(this);
       keySources(rule.key, rule.pattern(), path);
       return rule;

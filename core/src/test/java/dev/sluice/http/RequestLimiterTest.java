@@ -49,6 +49,46 @@ class RequestLimiterTest {
   }
 
   @Test
+  void slotsNeverGivenBackExpireWithinTwoSlotTtls() {
+    Rule inFlight =
+        Rule.builder("in-flight")
+            .path("/api/**")
+            .key("header:X-Api-Key")
+            .concurrency(2, Duration.ofSeconds(30))
+            .build();
+    RequestLimiter l = limiter(inFlight);
+    dev.sluice.Outcome out = new dev.sluice.Outcome();
+    for (int i = 0; i < 2; i++) {
+      assertTrue(l.decide(call("k1", "c"), out));
+      assertTrue(l.slots(out).holds(), "an allowed request holds a slot");
+    }
+    assertFalse(l.decide(call("k1", "c"), out), "the third in flight is refused");
+    assertEquals(dev.sluice.Algorithm.CONCURRENCY, out.algorithm());
+    assertEquals(1_000, out.retryAfterMillis());
+    assertFalse(l.slots(out).holds(), "a refused request holds nothing");
+    // The two holders died without giving their slots back: they are gone within 2 x 30 s.
+    clock.advance(Duration.ofSeconds(60));
+    assertTrue(l.decide(call("k1", "c"), out));
+    dev.sluice.Slots held = l.slots(out);
+    assertTrue(l.decide(call("k1", "c"), out));
+    held.release();
+    held.release();
+    assertTrue(l.decide(call("k1", "c"), out), "a release frees one slot, however often called");
+    assertFalse(l.decide(call("k1", "c"), out));
+  }
+
+  @Test
+  void aConcurrencyRuleHasOneLimitAndNoSync() {
+    assertThrows(
+        IllegalArgumentException.class,
+        () ->
+            Rule.builder("x")
+                .concurrency(2, Duration.ofSeconds(30))
+                .sync(new dev.sluice.Sync(Duration.ofMillis(200), 2))
+                .build());
+  }
+
+  @Test
   void knobsTuneTheRulesWithoutTouchingThemAndOutliveAnUpdate() {
     RequestLimiter l = limiter(CUSTOMER);
     l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "limit", "1"));

@@ -112,6 +112,15 @@ public final class Demo implements AutoCloseable {
     // Grizzly closes a keep-alive connection after 256 requests by default, which races with a
     // client sending its next request on it: keep connections open (idle ones still time out).
     server.getListener("grizzly").getKeepAlive().setMaxRequestsCount(-1);
+    if (o.workers > 0) {
+      server
+          .getListener("grizzly")
+          .getTransport()
+          .setWorkerThreadPoolConfig(
+              org.glassfish.grizzly.threadpool.ThreadPoolConfig.defaultConfig()
+                  .setCorePoolSize(o.workers)
+                  .setMaxPoolSize(o.workers));
+    }
     try {
       server.start();
     } catch (IOException e) {
@@ -162,11 +171,13 @@ public final class Demo implements AutoCloseable {
   /** Command-line options. */
   public static final class Options {
     static final String USAGE =
-        "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached host:port[,host:port...]]";
+        "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached"
+            + " host:port[,host:port...]] [--workers N]";
     String host = "0.0.0.0";
     int port = 8080;
     java.nio.file.Path rules;
     String memcached;
+    int workers;
     java.time.InstantSource clock = java.time.InstantSource.system();
 
     /** Where time comes from; the system clock by default (tests inject a fake one). */
@@ -189,6 +200,12 @@ public final class Demo implements AutoCloseable {
 
     public Options rules(java.nio.file.Path rules) {
       this.rules = rules;
+      return this;
+    }
+
+    /** The server's worker threads; 0 (the default) for Grizzly's own choice. */
+    public Options workers(int workers) {
+      this.workers = workers;
       return this;
     }
 
@@ -219,6 +236,16 @@ public final class Demo implements AutoCloseable {
           case "--host" -> o.host = v;
           case "--rules" -> o.rules = java.nio.file.Path.of(v);
           case "--memcached" -> o.memcached = v;
+          case "--workers" -> {
+            try {
+              o.workers = Integer.parseInt(v);
+            } catch (NumberFormatException e) {
+              throw new IllegalArgumentException("--workers: not a number: " + v);
+            }
+            if (o.workers < 1 || o.workers > 1_000) {
+              throw new IllegalArgumentException("--workers: 1 to 1000, not " + v);
+            }
+          }
           default -> throw new IllegalArgumentException("unknown option " + a);
         }
       }

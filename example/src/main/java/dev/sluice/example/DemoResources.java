@@ -40,6 +40,44 @@ public class DemoResources {
         + "\",\"updated\":true}";
   }
 
+  /** The most a slow request may wait. */
+  static final long MAX_SLOW_MILLIS = 10_000;
+
+  private static final java.util.concurrent.ConcurrentMap<
+          String, java.util.concurrent.atomic.AtomicInteger>
+      IN_FLIGHT = new java.util.concurrent.ConcurrentHashMap<>();
+  private static final java.util.concurrent.ConcurrentMap<String, Integer> PEAK =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Waits {@code ms} milliseconds (at most 10 s) before answering: an expensive endpoint. */
+  @GET
+  @Path("api/v1/slow")
+  public String slow(
+      @jakarta.ws.rs.QueryParam("ms") @jakarta.ws.rs.DefaultValue("1000") long ms,
+      @jakarta.ws.rs.HeaderParam("X-Api-Key") @jakarta.ws.rs.DefaultValue("") String key)
+      throws InterruptedException {
+    long wait = Math.max(0, Math.min(MAX_SLOW_MILLIS, ms));
+    int now =
+        IN_FLIGHT
+            .computeIfAbsent(key, k -> new java.util.concurrent.atomic.AtomicInteger())
+            .incrementAndGet();
+    PEAK.merge(key, now, Math::max);
+    try {
+      Thread.sleep(wait);
+    } finally {
+      IN_FLIGHT.get(key).decrementAndGet();
+    }
+    return "{\"slow\":true,\"waitedMs\":" + wait + "}";
+  }
+
+  /**
+   * The most slow requests of one API key that were ever in flight at once in this JVM, across
+   * every demo instance it runs; for the end-to-end tests.
+   */
+  public static int peakInFlight(String apiKey) {
+    return PEAK.getOrDefault(apiKey, 0);
+  }
+
   @GET
   @Path("health")
   public String health() {

@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Outcome;
+import dev.sluice.Slots;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
@@ -45,6 +46,10 @@ final class Responses {
       decide.accept(out);
       if (!out.applied()) {
         return;
+      }
+      Slots slots = limiter.slots(out);
+      if (slots.holds()) {
+        SlotRelease.hold(ctx, slots);
       }
       Applied earlier = (Applied) ctx.getProperty(DECISION);
       boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining();

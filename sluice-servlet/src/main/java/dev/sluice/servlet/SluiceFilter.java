@@ -1,6 +1,7 @@
 package dev.sluice.servlet;
 
 import dev.sluice.Outcome;
+import dev.sluice.Slots;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
@@ -9,6 +10,8 @@ import dev.sluice.rules.RulesFile;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -143,8 +146,10 @@ public final class SluiceFilter implements Filter {
     }
     RequestLimiter l = limiter;
     Outcome out = OUTCOMES.get();
+    Slots slots;
     try {
       l.decide(new ServletRequestInfo(request), out);
+      slots = l.slots(out);
       RuleSet rules = l.rules();
       RateLimitHeaders.write(
           out, rules.headers(), rules.resetFormat(), l.clock().millis(), response::setHeader);
@@ -156,7 +161,24 @@ public final class SluiceFilter implements Filter {
       return;
     }
     if (out.allowed()) {
-      chain.doFilter(req, res);
+      if (!slots.holds()) {
+        chain.doFilter(req, res);
+        return;
+      }
+      // A concurrency slot is given back when the response is complete: at the end of the chain,
+      // or, for an async request, when its async context completes, fails or times out.
+      boolean async = false;
+      try {
+        chain.doFilter(req, res);
+        if (request.isAsyncStarted()) {
+          request.getAsyncContext().addListener(new Release(slots));
+          async = true;
+        }
+      } finally {
+        if (!async) {
+          slots.release();
+        }
+      }
       return;
     }
     byte[] body = RateLimitHeaders.problem(out).getBytes(StandardCharsets.UTF_8);
@@ -177,6 +199,30 @@ public final class SluiceFilter implements Filter {
     }
     if (created != null) {
       created.close();
+    }
+  }
+
+  /** Gives an async request's concurrency slots back however it ends. */
+  private record Release(Slots slots) implements AsyncListener {
+    @Override
+    public void onComplete(AsyncEvent e) {
+      slots.release();
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent e) {
+      slots.release();
+    }
+
+    @Override
+    public void onError(AsyncEvent e) {
+      slots.release();
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent e) {
+      // A new async cycle of the same request: this listener must be registered again.
+      e.getAsyncContext().addListener(this);
     }
   }
 

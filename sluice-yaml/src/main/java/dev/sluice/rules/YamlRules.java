@@ -304,7 +304,9 @@ public final class YamlRules {
                   "onStoreFailure",
                   "staggerWindows",
                   "sync",
-                  "instances"));
+                  "instances",
+                  "concurrency",
+                  "slotTtl"));
       Node idNode = require(m, node, f, "id");
       String id = scalar(idNode, f + ".id");
       Rule.Builder b = check(idNode, f + ".id", () -> Rule.builder(id));
@@ -320,6 +322,45 @@ public final class YamlRules {
       Node keyNode = m.getOrDefault("key", node);
       check(keyNode, f + ".key", () -> b.key(key.toArray(new String[0])));
       pathCaptures(m, keyNode, f, key);
+      if (m.containsKey("concurrency")) {
+        concurrency(m, f, b);
+      } else {
+        if (m.containsKey("slotTtl")) {
+          throw error(m.get("slotTtl"), f + ".slotTtl", "only means something with concurrency");
+        }
+        tiers(m, node, f, b);
+      }
+      b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
+      b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
+      b.failClosed(
+          m.containsKey("onStoreFailure")
+              ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
+              : defaultFailClosed);
+      if (m.containsKey("staggerWindows")) {
+        b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
+      }
+      // Slots are never counted in two layers: a defaults sync does not reach a concurrency rule.
+      Duration sync =
+          m.containsKey("concurrency")
+              ? null
+              : m.containsKey("sync") ? sync(m.get("sync"), f + ".sync") : defaultSync;
+      int instances =
+          m.containsKey("instances")
+              ? instances(m.get("instances"), f + ".instances")
+              : defaultInstances;
+      if (sync != null) {
+        b.sync(new Sync(sync, instances));
+      } else if (m.containsKey("instances")) {
+        throw error(
+            m.get("instances"),
+            f + ".instances",
+            "only means something with sync (e.g. sync: 200ms)");
+      }
+      return check(node, f, b::build);
+    }
+
+    /** A rule's {@code tiers}. */
+    void tiers(Map<String, Node> m, Node node, String f, Rule.Builder b) {
       Node tiersNode = require(m, node, f, "tiers");
       List<Node> tiers = sequence(tiersNode, f + ".tiers");
       if (tiers.isEmpty()) {
@@ -363,29 +404,39 @@ public final class YamlRules {
         long max = limit;
         check(periodNode, tf + ".period", () -> b.tier(max, period));
       }
-      b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
-      b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
-      b.failClosed(
-          m.containsKey("onStoreFailure")
-              ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
-              : defaultFailClosed);
-      if (m.containsKey("staggerWindows")) {
-        b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
+    }
+
+    /** A concurrency rule: {@code concurrency: N} in place of tiers, and its {@code slotTtl}. */
+    void concurrency(Map<String, Node> m, String f, Rule.Builder b) {
+      for (String other : List.of("tiers", "algorithm", "sync", "instances", "staggerWindows")) {
+        if (m.containsKey(other)) {
+          throw error(
+              m.get(other),
+              f + "." + other,
+              "a concurrency rule has no " + other + " (concurrency: N is its whole limit)");
+        }
       }
-      Duration sync = m.containsKey("sync") ? sync(m.get("sync"), f + ".sync") : defaultSync;
-      int instances =
-          m.containsKey("instances")
-              ? instances(m.get("instances"), f + ".instances")
-              : defaultInstances;
-      if (sync != null) {
-        b.sync(new Sync(sync, instances));
-      } else if (m.containsKey("instances")) {
-        throw error(
-            m.get("instances"),
-            f + ".instances",
-            "only means something with sync (e.g. sync: 200ms)");
+      Node n = m.get("concurrency");
+      String text = scalar(n, f + ".concurrency");
+      long limit;
+      try {
+        limit = Long.parseLong(text.trim());
+      } catch (NumberFormatException e) {
+        throw error(n, f + ".concurrency", "not a whole number: '" + text + "'");
       }
-      return check(node, f, b::build);
+      if (limit <= 0) {
+        throw error(n, f + ".concurrency", "must be > 0 (was " + limit + ")");
+      }
+      Duration ttl = Rule.DEFAULT_SLOT_TTL;
+      if (m.containsKey("slotTtl")) {
+        String t = scalar(m.get("slotTtl"), f + ".slotTtl");
+        ttl = period(t);
+        if (ttl == null || ttl.toMillis() < 1) {
+          throw error(m.get("slotTtl"), f + ".slotTtl", "bad period '" + t + "' (use e.g. 30s)");
+        }
+      }
+      Duration slotTtl = ttl;
+      check(n, f + ".concurrency", () -> b.concurrency(limit, slotTtl));
     }
 
     /** A sync interval ({@code 200ms}), or null for {@code off}. */

@@ -126,6 +126,41 @@ class YamlRulesTest {
         e.getMessage());
   }
 
+  @Test
+  void aConcurrencyRuleIsALimitOnRequestsInFlight() {
+    RuleSet rules =
+        YamlRules.parse(
+            """
+            defaults: { sync: 200ms }
+            rules:
+              - id: slow
+                match: { prefix: /api/v1/slow }
+                key: [header:X-Api-Key]
+                concurrency: 2
+              - id: slower
+                concurrency: 1
+                slotTtl: 2m
+            """,
+            "rules.yaml");
+    Rule slow = rules.rule("slow").orElseThrow();
+    assertEquals(dev.sluice.Algorithm.CONCURRENCY, slow.algorithm());
+    assertEquals(List.of(new dev.sluice.Tier(2, Rule.DEFAULT_SLOT_TTL)), slow.tiers());
+    assertEquals(Optional.empty(), slow.sync(), "the defaults' sync does not reach slots");
+    assertEquals(Duration.ofMinutes(2), rules.rule("slower").orElseThrow().tiers().get(0).period());
+
+    RulesException e =
+        error(HEAD + "    concurrency: 2\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:4: rules[0].tiers: a concurrency rule has no tiers (concurrency: N is its whole"
+            + " limit)",
+        e.getMessage());
+    assertEquals("rules[0].concurrency", error(HEAD + "    concurrency: 0\n").field());
+    assertEquals("rules[0].slotTtl", error(HEAD + "    concurrency: 1\n    slotTtl: x\n").field());
+    assertEquals(
+        "rules[0].slotTtl",
+        error(HEAD + "    slotTtl: 1s\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
+  }
+
   private static RulesException error(String yaml) {
     return assertThrows(RulesException.class, () -> YamlRules.parse(yaml, "rules.yaml"));
   }
@@ -207,8 +242,9 @@ class YamlRulesTest {
   @Test
   void structuralMistakesAreNamedToo() {
     assertEquals(
-        "rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, enabled, id,"
-            + " instances, key, match, onStoreFailure, shadow, staggerWindows, sync, tiers])",
+        "rules.yaml:3: rules[0].limit: unknown field (expected one of [algorithm, concurrency,"
+            + " enabled, id, instances, key, match, onStoreFailure, shadow, slotTtl, staggerWindows,"
+            + " sync, tiers])",
         error(HEAD + "    limit: 5\n    tiers: [ { limit: 1, period: 1s } ]\n").getMessage());
     assertEquals("rules.yaml:2: rules[0].tiers: missing", error(HEAD).getMessage());
     assertEquals(

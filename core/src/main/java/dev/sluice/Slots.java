@@ -1,0 +1,49 @@
+package dev.sluice;
+
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The concurrency slots one allowed request holds ({@link Algorithm#CONCURRENCY}), to give back
+ * when it completes, however it completes: {@link #release} is one asynchronous store operation,
+ * and a second call does nothing. A request never released (its instance died) has its slots back
+ * within two of the rule's periods. Thread-safe.
+ */
+public final class Slots {
+
+  /** No slot held. */
+  public static final Slots NONE = new Slots(null, List.of());
+
+  private final CounterStore store;
+  private final List<CounterUpdate> held;
+  private final AtomicBoolean released = new AtomicBoolean();
+
+  Slots(CounterStore store, List<CounterUpdate> held) {
+    this.store = store;
+    this.held = held;
+  }
+
+  /** Whether any slot is held. */
+  public boolean holds() {
+    return !held.isEmpty();
+  }
+
+  /** Gives the slots back, once; never throws (a store failure leaves them to expire). */
+  public void release() {
+    if (held.isEmpty() || !released.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      var unused = store.decrementAsync(held);
+    } catch (RuntimeException e) {
+      // The slots expire with their windows.
+    }
+  }
+
+  @Override
+  public String toString() {
+    return held.isEmpty() ? "no slots" : "slots " + held + (released.get() ? " (released)" : "");
+  }
+}
