@@ -40,7 +40,9 @@ class KnobsFleetTest {
 
   private static MemcachedServer memcached;
   private static final List<Demo> demos = new ArrayList<>();
-  private static final HttpClient http = HttpClient.newHttpClient();
+  // HTTP/1.1: no h2c upgrade attempt on the first request to each instance.
+  private static final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeAll
   static void start() {
