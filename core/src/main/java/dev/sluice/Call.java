@@ -42,6 +42,9 @@ final class Call implements CounterBatch {
   private int counterCount;
   long permits;
 
+  /** The decision's instant, for running counters' floors. */
+  long now;
+
   /** Whether any added policy is counted in two layers. */
   boolean synced;
 
@@ -124,7 +127,12 @@ final class Call implements CounterBatch {
 
   @Override
   public long delta(int i) {
-    return permits;
+    return counters[i].limit.delta(permits);
+  }
+
+  @Override
+  public long floor(int i) {
+    return counters[i].limit.floor(now);
   }
 
   @Override

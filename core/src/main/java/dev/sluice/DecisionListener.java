@@ -24,4 +24,10 @@ public interface DecisionListener {
    * bug); the request was decided as on a store failure. Does nothing by default.
    */
   default void onError(Throwable error) {}
+
+  /**
+   * Told when a load shedder refused a request with a 503: {@code shedder} is {@link
+   * LoadShedder#FLEET} or {@link LoadShedder#WORKERS}. Does nothing by default.
+   */
+  default void onShed(String priorityClass, String shedder) {}
 }

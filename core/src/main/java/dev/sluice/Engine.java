@@ -48,8 +48,9 @@ public final class Engine {
   /**
    * A policy this engine counts, with a deny cache of the engine's size (none for a shadow policy).
    *
-   * @throws IllegalArgumentException if the tiers are empty or share a period, or staggering is
-   *     asked of the sliding window
+   * @throws IllegalArgumentException if the tiers are empty or share a period, do not suit the
+   *     algorithm ({@link Algorithm#TOKEN_BUCKET} has one, only it has a burst), or staggering is
+   *     asked of an algorithm that cannot
    */
   public Policy policy(
       String id,
@@ -59,8 +60,25 @@ public final class Engine {
       boolean shadow,
       boolean staggered) {
     Tier.checkTiers(tiers);
+    algorithm.checkTiers(tiers);
     algorithm.checkStagger(staggered);
     return new Policy(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize);
+  }
+
+  /**
+   * A counter of the fleet-usage load shedder: at most {@code capacity} requests in flight across
+   * the fleet, counted in the store like a concurrency rule ({@code slotTtl}), refused with a 503,
+   * never deny-cached, failing open.
+   */
+  public Policy shedder(String id, long capacity, java.time.Duration slotTtl) {
+    return policy(
+            id, Algorithm.CONCURRENCY, List.of(new Tier(capacity, slotTtl)), false, false, false)
+        .asShedding();
+  }
+
+  /** A load shedder's builder on this engine's clock and listener. */
+  public LoadShedder.Builder loadShedder() {
+    return LoadShedder.builder().clock(evaluator.clock()).listener(listener);
   }
 
   /** Starts a decision in {@code out}: no policy applies yet. */
@@ -69,6 +87,7 @@ public final class Engine {
       throw new IllegalArgumentException("a decision's outcome is read-only: pass a new Outcome()");
     }
     out.call.clear();
+    out.inFlight = null;
   }
 
   /** Adds a policy that applies, counted against {@code identity}. */

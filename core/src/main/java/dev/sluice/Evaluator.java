@@ -61,6 +61,7 @@ final class Evaluator {
       return;
     }
     call.permits = permits;
+    call.now = now;
     int n = call.size();
     for (int i = 0; i < n; i++) {
       Call.Counter c = call.counter(i);
@@ -116,8 +117,9 @@ final class Evaluator {
     Call.Counter best = call.counter(0);
     for (int i = 1; i < call.size(); i++) {
       Call.Counter c = call.counter(i);
-      boolean shadow = c.entry.policy.shadow;
-      boolean bestShadow = best.entry.policy.shadow;
+      // A shadow policy, or the fleet's shedder, describes no client's quota: any other first.
+      boolean shadow = c.entry.policy.shadow || c.entry.policy.shedding;
+      boolean bestShadow = best.entry.policy.shadow || best.entry.policy.shedding;
       if ((bestShadow && !shadow) || (shadow == bestShadow && remaining(c) < remaining(best))) {
         best = c;
       }
@@ -156,7 +158,12 @@ final class Evaluator {
       if (!shadowFailedOnly || c.entry.shadowFailed) {
         out.add(
             new CounterUpdate(
-                call.rule(i), call.identity(i), call.periodMillis(i), c.window, call.permits));
+                call.rule(i),
+                call.identity(i),
+                call.periodMillis(i),
+                c.window,
+                call.delta(i),
+                call.floor(i)));
       }
     }
     return out;
@@ -246,7 +253,7 @@ final class Evaluator {
     for (int e = 0; e < call.entries(); e++) {
       Policy p = call.entry(e).policy;
       Tier t = p.tightest();
-      if (!p.shadow && permits > t.limit() && (tier == null || t.limit() < tier.limit())) {
+      if (!p.shadow && permits > t.burst() && (tier == null || t.burst() < tier.burst())) {
         worst = p;
         tier = t;
       }

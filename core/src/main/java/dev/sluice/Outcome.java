@@ -48,6 +48,14 @@ public final class Outcome {
   private boolean shadowRejected;
   private boolean cached;
   private Scope scope = Scope.NONE;
+  private boolean shed;
+  private String priorityClass = "";
+
+  /** The worker shedder whose count of requests in flight the request entered, or null. */
+  LoadShedder inFlight;
+
+  /** When the request entered the count ({@link System#nanoTime}), for an adaptive limit. */
+  long inFlightSince;
 
   /** The policies and tiers whose {@code RateLimit-Policy} value was last built, and that value. */
   private Policy[] lastPolicies;
@@ -81,6 +89,8 @@ public final class Outcome {
     this.shadowRejected = o.shadowRejected;
     this.cached = o.cached;
     this.scope = o.scope;
+    this.shed = o.shed;
+    this.priorityClass = o.priorityClass;
     this.now = o.now;
     this.frozen = List.copyOf(o.quotas());
   }
@@ -134,9 +144,12 @@ public final class Outcome {
     return algorithm;
   }
 
-  /** The binding tier's limit; 0 when no limit applied. */
+  /**
+   * The binding tier's capacity ({@link Tier#burst}): its limit, or a token bucket's size; 0 when
+   * no limit applied.
+   */
   public long limit() {
-    return applied ? tier.limit() : 0;
+    return applied ? tier.burst() : 0;
   }
 
   /** Permits counted against the binding tier. */
@@ -157,6 +170,22 @@ public final class Outcome {
   /** Milliseconds the client should wait; 0 when allowed (see {@link Decision#retryAfter}). */
   public long retryAfterMillis() {
     return retryAfterMillis;
+  }
+
+  /**
+   * Whether a load shedder decided: refused, the request gets a 503 ({@code
+   * temporary-reduced-capacity}), not a 429, and the outcome says nothing of a client's quota.
+   */
+  public boolean shed() {
+    return shed;
+  }
+
+  /**
+   * The request's priority class for load shedding ({@code critical}, {@code test}…), or empty when
+   * the limiter sheds no load.
+   */
+  public String priorityClass() {
+    return priorityClass;
   }
 
   /** Whether the binding policy only reports (never rejects). */
@@ -266,7 +295,7 @@ public final class Outcome {
       Policy.ietfState(
           sb,
           p.ietfName(c.tier),
-          Math.max(0, c.tier().limit() - u),
+          Math.max(0, c.tier().burst() - u),
           Math.max(0, c.count.resetAt() - now));
     }
     return sb.toString();
@@ -334,6 +363,8 @@ public final class Outcome {
     shadowRejected = false;
     cached = false;
     scope = Scope.NONE;
+    shed = false;
+    priorityClass = "";
   }
 
   /** A decision from the call's counters, {@code binding} the one that decided. */
@@ -355,11 +386,13 @@ public final class Outcome {
     this.policy = p.id;
     this.tier = c.tier();
     this.used = Math.max(0, c.count.used());
-    this.remaining = Math.max(0, tier.limit() - used);
+    this.remaining = Math.max(0, tier.burst() - used);
     this.resetAfterMillis = Math.max(0, c.count.resetAt() - now);
     this.bindingShadow = p.shadow;
     this.algorithm = p.algorithm;
     this.bindingExceeded = !c.count.passed();
+    this.shed = p.shedding;
+    this.priorityClass = "";
   }
 
   private Quota quota(Call.Counter c) {
@@ -370,7 +403,7 @@ public final class Outcome {
         p.id,
         t,
         u,
-        Math.max(0, t.limit() - u),
+        Math.max(0, t.burst() - u),
         Duration.ofMillis(Math.max(0, c.count.resetAt() - now)),
         p.shadow,
         !c.count.passed());
@@ -390,7 +423,7 @@ public final class Outcome {
     this.algorithm = p.algorithm;
     this.tier = tier;
     this.used = used;
-    this.remaining = Math.max(0, tier.limit() - used);
+    this.remaining = Math.max(0, tier.burst() - used);
     this.resetAfterMillis = Math.max(0, resetAfterMillis);
     this.retryAfterMillis = retryAfterMillis;
     this.bindingShadow = false;
@@ -399,6 +432,8 @@ public final class Outcome {
     this.shadowRejected = false;
     this.cached = cached;
     this.scope = Scope.BINDING;
+    this.shed = p.shedding;
+    this.priorityClass = "";
   }
 
   /** The store (or the limiter) failed: decided without counts by {@code binding}'s setting. */
@@ -411,7 +446,7 @@ public final class Outcome {
     this.algorithm = binding.algorithm;
     this.tier = t;
     this.used = 0;
-    this.remaining = t.limit();
+    this.remaining = t.burst();
     this.resetAfterMillis = t.periodMillis();
     this.retryAfterMillis = closed ? Evaluator.FAIL_CLOSED_RETRY_MILLIS : 0;
     this.bindingShadow = binding.shadow;
@@ -420,6 +455,36 @@ public final class Outcome {
     this.shadowRejected = false;
     this.cached = false;
     this.scope = Scope.NONE;
+    this.shed = false;
+    this.priorityClass = "";
+  }
+
+  /** The request's priority class, once decided. */
+  void priorityClass(String name) {
+    this.priorityClass = name;
+  }
+
+  /**
+   * Refused by this instance's worker-utilization shedder: a 503, with no quota to report ({@code
+   * tier} only names the shedder's capacity).
+   */
+  void shedByWorkers(Tier tier, long retryAfterMillis) {
+    this.applied = true;
+    this.allowed = false;
+    this.policy = LoadShedder.WORKERS;
+    this.algorithm = Algorithm.CONCURRENCY;
+    this.tier = tier;
+    this.used = tier.limit();
+    this.remaining = 0;
+    this.resetAfterMillis = retryAfterMillis;
+    this.retryAfterMillis = retryAfterMillis;
+    this.bindingShadow = false;
+    this.bindingExceeded = true;
+    this.storeStatus = StoreStatus.OK;
+    this.shadowRejected = false;
+    this.cached = false;
+    this.scope = Scope.NONE;
+    this.shed = true;
   }
 
   @Override

@@ -30,6 +30,12 @@ public final class Policy {
   /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
   final DenyCache denyCache;
 
+  /**
+   * Whether this is the fleet's load shedder ({@link Engine#shedder}): its refusal is a 503, and it
+   * never describes a client's quota.
+   */
+  final boolean shedding;
+
   Policy(
       String id,
       Algorithm algorithm,
@@ -38,7 +44,7 @@ public final class Policy {
       boolean shadow,
       boolean staggered,
       int denyCacheSize) {
-    this(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize, null);
+    this(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize, null, false);
   }
 
   private Policy(
@@ -49,8 +55,10 @@ public final class Policy {
       boolean shadow,
       boolean staggered,
       int denyCacheSize,
-      Sync sync) {
+      Sync sync,
+      boolean shedding) {
     this.id = id;
+    this.shedding = shedding;
     this.syncMillis = sync == null ? 0 : sync.interval().toMillis();
     this.instances = sync == null ? 1 : sync.instances();
     this.algorithm = algorithm;
@@ -64,7 +72,7 @@ public final class Policy {
     this.staggered = staggered;
     Tier t = this.tiers[0];
     for (Tier o : this.tiers) {
-      if (o.limit() < t.limit()) {
+      if (o.burst() < t.burst()) {
         t = o;
       }
     }
@@ -86,8 +94,10 @@ public final class Policy {
     double ratio = limit / (double) tiers[0].limit();
     List<Tier> scaled = new ArrayList<>(tiers.length);
     for (int i = 0; i < tiers.length; i++) {
-      long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(tiers[i].limit() * ratio));
-      scaled.add(new Tier(l, tiers[i].period()));
+      Tier t = tiers[i];
+      long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(t.limit() * ratio));
+      long b = t.burst() == t.limit() ? l : Math.max(1, (long) Math.ceil(t.burst() * ratio));
+      scaled.add(new Tier(l, t.period(), b));
     }
     return new Policy(
         id,
@@ -97,7 +107,8 @@ public final class Policy {
         shadow,
         staggered,
         denyCache == null ? 0 : denyCache.capacity(),
-        sync());
+        sync(),
+        shedding);
   }
 
   /**
@@ -105,6 +116,7 @@ public final class Policy {
    * decision. It shares the counters and has its own deny cache.
    */
   public Policy withSync(java.util.Optional<Sync> sync) {
+    algorithm.checkSync(sync.isPresent());
     return new Policy(
         id,
         algorithm,
@@ -113,7 +125,8 @@ public final class Policy {
         shadow,
         staggered,
         denyCache == null ? 0 : denyCache.capacity(),
-        sync.orElse(null));
+        sync.orElse(null),
+        shedding);
   }
 
   private Sync sync() {
@@ -189,6 +202,12 @@ public final class Policy {
       }
     }
     return sb.toString();
+  }
+
+  /** This policy as the fleet's load shedder: refusals are 503s, and no deny cache. */
+  Policy asShedding() {
+    return new Policy(
+        id, algorithm, List.of(tiers), failClosed, shadow, staggered, 0, sync(), true);
   }
 
   /** The smallest limit of any tier. */

@@ -22,8 +22,8 @@ public record Quota(
     boolean shadow,
     boolean exceeded) {
 
-  /** The tier's limit. */
+  /** The tier's capacity ({@link Tier#burst}): its limit, or a token bucket's size. */
   public long limit() {
-    return tier.limit();
+    return tier.burst();
   }
 }

@@ -64,6 +64,18 @@ public interface RateLimiter {
     return new Builder(Algorithm.FIXED_WINDOW, store);
   }
 
+  /**
+   * A builder of an exact token-bucket limiter (GCRA): {@code tier(limit, period, burst)} holds
+   * {@code burst} tokens and refills {@code limit} per {@code period}; one tier.
+   *
+   * <pre>{@code
+   * RateLimiter bucket = RateLimiter.tokenBucket(store).tier(60, Duration.ofMinutes(1), 5).build();
+   * }</pre>
+   */
+  static Builder tokenBucket(CounterStore store) {
+    return new Builder(Algorithm.TOKEN_BUCKET, store);
+  }
+
   /** Configures a {@link RateLimiter}; not thread-safe, validates each value when it is set. */
   final class Builder extends LimiterBuilder<Builder> {
     private final Algorithm algorithm;
@@ -81,6 +93,14 @@ public interface RateLimiter {
     /** Adds a tier: at most {@code limit} permits per {@code period}. */
     public Builder tier(long limit, Duration period) {
       return tier(new Tier(limit, period));
+    }
+
+    /**
+     * Adds a token bucket's tier: {@code burst} tokens at most, refilled at {@code limit} per
+     * {@code period}.
+     */
+    public Builder tier(long limit, Duration period, long burst) {
+      return tier(new Tier(limit, period, burst));
     }
 
     /** Adds a tier. */

@@ -18,21 +18,38 @@ public final class Slots {
 
   private final CounterStore store;
   private final List<CounterUpdate> held;
+  private final Runnable local;
   private final AtomicBoolean released = new AtomicBoolean();
 
   Slots(CounterStore store, List<CounterUpdate> held) {
+    this(store, held, null);
+  }
+
+  private Slots(CounterStore store, List<CounterUpdate> held, Runnable local) {
     this.store = store;
     this.held = held;
+    this.local = local;
+  }
+
+  /** These slots, and a place in this instance's count of requests in flight ({@code exit}). */
+  Slots with(Runnable exit) {
+    return new Slots(store, held, exit);
   }
 
   /** Whether any slot is held. */
   public boolean holds() {
-    return !held.isEmpty();
+    return !held.isEmpty() || local != null;
   }
 
   /** Gives the slots back, once; never throws (a store failure leaves them to expire). */
   public void release() {
-    if (held.isEmpty() || !released.compareAndSet(false, true)) {
+    if (!holds() || !released.compareAndSet(false, true)) {
+      return;
+    }
+    if (local != null) {
+      local.run();
+    }
+    if (held.isEmpty()) {
       return;
     }
     try {

@@ -8,12 +8,18 @@ import java.util.Objects;
  *
  * @param limit permits per period, &gt; 0
  * @param period window length: whole milliseconds, from 1 ms to 366 days
+ * @param burst the most permits the tier lets through at once, its capacity: {@code limit} for a
+ *     window; for a token bucket ({@link Algorithm#TOKEN_BUCKET}) the bucket's size, which refills
+ *     at {@code limit} per {@code period}
  */
-public record Tier(long limit, Duration period) {
+public record Tier(long limit, Duration period, long burst) {
 
   public Tier {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be > 0");
+    }
+    if (burst <= 0) {
+      throw new IllegalArgumentException("burst must be > 0");
     }
     Objects.requireNonNull(period, "period");
     if (period.isNegative() || period.isZero()) {
@@ -25,6 +31,11 @@ public record Tier(long limit, Duration period) {
     if (period.toMillis() <= 0 || period.toNanos() % 1_000_000 != 0) {
       throw new IllegalArgumentException("period must be whole milliseconds");
     }
+  }
+
+  /** At most {@code limit} permits per {@code period}, all of which may come at once. */
+  public Tier(long limit, Duration period) {
+    this(limit, period, limit);
   }
 
   /** The longest period: a year, leap day included. */
@@ -65,15 +76,22 @@ public record Tier(long limit, Duration period) {
     return ms % 1_000 == 0 ? ms / 1_000 + "s" : ms + "ms";
   }
 
-  /** {@code limit/period}, e.g. {@code 100/60s}. */
+  /**
+   * {@code limit/period}, e.g. {@code 100/60s}, and a burst that differs: {@code 60/60s burst 5}.
+   */
   @Override
   public String toString() {
-    return limit + "/" + periodText();
+    return limit + "/" + periodText() + (burst == limit ? "" : " burst " + burst);
   }
 
   /** Shorthand for {@code new Tier(limit, period)}. */
   public static Tier of(long limit, Duration period) {
     return new Tier(limit, period);
+  }
+
+  /** Shorthand for {@code new Tier(limit, period, burst)}: a token bucket's tier. */
+  public static Tier of(long limit, Duration period, long burst) {
+    return new Tier(limit, period, burst);
   }
 
   long periodMillis() {

@@ -162,7 +162,8 @@ final class TwoLayerStore {
                 batch.identity(i),
                 batch.periodMillis(i),
                 batch.window(i),
-                batch.delta(i)));
+                batch.delta(i),
+                batch.floor(i)));
       }
       long[] counts = shared.increment(updates);
       for (int j = 0; j < direct.size(); j++) {

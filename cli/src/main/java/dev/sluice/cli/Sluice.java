@@ -25,7 +25,8 @@ import picocli.CommandLine.Command;
       BenchCommand.class,
       PlotCommand.class,
       KnobsCommand.class,
-      GovernorCommand.class
+      GovernorCommand.class,
+      SheddingCommand.class
     })
 public final class Sluice implements Runnable {
 
@@ -73,7 +74,8 @@ public final class Sluice implements Runnable {
   @Override
   public void run() {
     throw new CommandLine.ParameterException(
-        spec.commandLine(), "a command is needed: thresholds, bench, plot, knobs or governor");
+        spec.commandLine(),
+        "a command is needed: thresholds, bench, plot, knobs, governor or shedding");
   }
 
   /** An argument that parsed but makes no sense; reported as a usage error (exit 2). */

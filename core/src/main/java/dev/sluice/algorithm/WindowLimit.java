@@ -28,7 +28,32 @@ public interface WindowLimit {
     return new ConcurrentRequests(limit, slotTtlMillis);
   }
 
+  /** The most tokens a token bucket holds, and refills per period. */
+  long MAX_BUCKET_TOKENS = 1_000_000;
+
+  /**
+   * A token bucket of {@code burst} tokens refilled at {@code rate} per {@code periodMillis}, exact
+   * (GCRA); both at most {@link #MAX_BUCKET_TOKENS}.
+   */
+  static WindowLimit tokenBucket(long rate, long periodMillis, long burst) {
+    return new TokenBucket(rate, periodMillis, burst);
+  }
+
+  /** The most permits the tier lets through at once: its limit, or a token bucket's size. */
   long limit();
+
+  /**
+   * 0 for a window counter; for a running counter, the value the store raises it to before adding
+   * ({@link dev.sluice.spi.CounterBatch#floor}) at {@code nowMillis}, &gt; 0.
+   */
+  default long floor(long nowMillis) {
+    return 0;
+  }
+
+  /** What the store adds for {@code permits}: the permits themselves, for a window. */
+  default long delta(long permits) {
+    return permits;
+  }
 
   /**
    * Whether a passed request keeps its count until it completes (a slot), and gives it back then,
@@ -38,6 +63,10 @@ public interface WindowLimit {
     return false;
   }
 
+  /**
+   * The counter's window length: the tier's period, or the time a token bucket takes to fill (the
+   * store keeps its counter at least two of them).
+   */
   long periodMillis();
 
   /**

@@ -46,7 +46,9 @@ public final class RateLimitHeaders {
    * The status of a rejected decision: 429, or 503 when the store failed and the rule fails closed.
    */
   public static int status(Outcome d) {
-    return d.storeStatus() == StoreStatus.FAILED_CLOSED ? SERVICE_UNAVAILABLE : TOO_MANY_REQUESTS;
+    return d.storeStatus() == StoreStatus.FAILED_CLOSED || d.shed()
+        ? SERVICE_UNAVAILABLE
+        : TOO_MANY_REQUESTS;
   }
 
   /** {@link #status(Outcome)} of a decision. */
@@ -80,8 +82,9 @@ public final class RateLimitHeaders {
     if (!d.applied()) {
       return;
     }
-    // A shadow rule never shows: when it is the binding quota, every quota is a shadow one.
-    if (!d.storeFailed() && !d.bindingShadow()) {
+    // A shadow rule never shows: when it is the binding quota, every quota is a shadow one. A load
+    // shedder describes no client's quota.
+    if (!d.storeFailed() && !d.bindingShadow() && !d.shed()) {
       if (families.contains(Family.X_RATELIMIT)) {
         out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
         out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
@@ -130,6 +133,24 @@ public final class RateLimitHeaders {
           + retry
           + "}";
     }
+    if (d.shed()) {
+      return "{\"type\":\"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity\","
+          + "\"title\":\"Temporary Reduced Capacity\",\"status\":503,"
+          + "\"detail\":\"The service is shedding load to protect its most important requests; this "
+          + json(d.priorityClass().isEmpty() ? "request" : d.priorityClass() + " request")
+          + " was not served. Retry after "
+          + retry
+          + " s.\",\"priorityClass\":\""
+          + json(d.priorityClass())
+          + "\",\"shedder\":\""
+          + json(
+              d.policy().equals(dev.sluice.LoadShedder.WORKERS)
+                  ? dev.sluice.LoadShedder.WORKERS
+                  : dev.sluice.LoadShedder.FLEET)
+          + "\",\"retryAfter\":"
+          + retry
+          + "}";
+    }
     if (d.algorithm() == dev.sluice.Algorithm.CONCURRENCY) {
       return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
           + "\"detail\":\"Concurrency limit of "
@@ -141,6 +162,30 @@ public final class RateLimitHeaders {
           + " s.\",\"policy\":\""
           + json(d.policy())
           + "\",\"limitType\":\"concurrency\",\"concurrency\":"
+          + d.limit()
+          + ",\"retryAfter\":"
+          + retry
+          + "}";
+    }
+    if (d.algorithm() == dev.sluice.Algorithm.TOKEN_BUCKET) {
+      return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+          + "\"detail\":\"Token bucket of "
+          + d.limit()
+          + " (refilled at "
+          + d.tier().limit()
+          + " per "
+          + d.tier().periodText()
+          + ") is empty for policy "
+          + json(d.policy())
+          + "; retry after "
+          + retry
+          + " s.\",\"policy\":\""
+          + json(d.policy())
+          + "\",\"limitType\":\"token-bucket\",\"limit\":"
+          + d.tier().limit()
+          + ",\"window\":"
+          + seconds(d.tier().period())
+          + ",\"burst\":"
           + d.limit()
           + ",\"retryAfter\":"
           + retry

@@ -5,6 +5,7 @@ import dev.sluice.Engine;
 import dev.sluice.KnobWatcher;
 import dev.sluice.Knobs;
 import dev.sluice.LimiterBuilder;
+import dev.sluice.LoadShedder;
 import dev.sluice.Outcome;
 import dev.sluice.Policy;
 import dev.sluice.Slots;
@@ -85,7 +86,7 @@ public final class RequestLimiter {
   public boolean decide(RequestInfo request, Outcome out) {
     Compiled c = compiled;
     engine.begin(out);
-    if (!c.enabled || c.active.length == 0) {
+    if (!c.enabled || (c.active.length == 0 && c.shed == null)) {
       return engine.decide(out, 1);
     }
     return decide(request, c, c.active, null, out);
@@ -205,7 +206,31 @@ public final class RequestLimiter {
         }
       }
       current = null;
-      return engine.decide(out, 1);
+      Shed s = bound == null ? c.shed : null;
+      if (s == null) {
+        return engine.decide(out, 1);
+      }
+      int cls = s.classify(method, path, request);
+      if (s.fleetAll != null) {
+        engine.add(out, s.fleetAll, Shed.FLEET_IDENTITY);
+        if (!s.critical(cls)) {
+          engine.add(out, s.fleetNonCritical, Shed.FLEET_IDENTITY);
+        }
+      }
+      boolean allowed = engine.decide(out, 1);
+      s.shedder.classify(out, s.name(cls));
+      if (!allowed) {
+        return false;
+      }
+      // In flight from here: the worker deciding is busy with this request.
+      s.shedder.enter(out);
+      if (s.shedder.sheds(s.rank(cls), s.ranks)) {
+        // Refused after the store counted it: what it took goes back at once.
+        LoadShedder.slots(out, engine.slots(out)).release();
+        s.shedder.shed(out);
+        return false;
+      }
+      return true;
     } catch (RuntimeException e) {
       if (current != null) {
         // The rule being read when it failed applies, to decide by its failure setting.
@@ -269,7 +294,13 @@ public final class RequestLimiter {
    * {@code out} is reused; {@link Slots#NONE} when it holds none.
    */
   public Slots slots(Outcome out) {
-    return engine.slots(out);
+    return LoadShedder.slots(out, engine.slots(out));
+  }
+
+  /** The worker shedder in force, when the rules shed load by worker utilization. */
+  public Optional<LoadShedder> loadShedder() {
+    Shed s = compiled.shed;
+    return s == null || !s.shedder.sheddingWorkers() ? Optional.empty() : Optional.of(s.shedder);
   }
 
   /**
@@ -374,13 +405,102 @@ public final class RequestLimiter {
         boundActive.put(r.id(), new Active(t, policy(t, k)));
       }
     }
+    Compiled before = compiled;
+    Shed shed =
+        rules
+            .shedding()
+            .map(
+                s ->
+                    before != null && before.shed != null && before.shed.settings.equals(s)
+                        ? before.shed
+                        : new Shed(s, engine))
+            .orElse(null);
     return new Compiled(
         rules,
         rules.enabled() && k.enabled(),
         active.toArray(new Active[0]),
         List.copyOf(bound),
         Map.copyOf(boundActive),
-        new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()));
+        new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),
+        shed);
+  }
+
+  /**
+   * Load shedding compiled: the classes in match order with each one's shedding rank (0 for
+   * critical, 1 for the class shed first), the fleet shedder's two counters (every request in
+   * flight, up to the capacity; the non-critical ones, up to the capacity less the reserve), and
+   * this instance's worker shedder. Kept across rule reloads while its settings stay the same.
+   */
+  private static final class Shed {
+    static final String FLEET_IDENTITY = "fleet";
+    static final String UNMATCHED = "other";
+
+    final Shedding settings;
+    final PriorityClass[] classes;
+    final int[] rankOf;
+    final int ranks;
+    final Policy fleetAll;
+    final Policy fleetNonCritical;
+    final LoadShedder shedder;
+
+    Shed(Shedding s, Engine engine) {
+      this.settings = s;
+      this.classes = s.classes().toArray(new PriorityClass[0]);
+      java.util.TreeSet<Integer> sheddable =
+          new java.util.TreeSet<>(java.util.Comparator.reverseOrder());
+      for (PriorityClass c : classes) {
+        if (!c.critical()) {
+          sheddable.add(c.priority());
+        }
+      }
+      List<Integer> order = new ArrayList<>(sheddable);
+      this.rankOf = new int[classes.length];
+      for (int i = 0; i < classes.length; i++) {
+        rankOf[i] = classes[i].critical() ? 0 : order.indexOf(classes[i].priority()) + 1;
+      }
+      this.ranks = Math.max(1, order.size());
+      if (s.fleetCapacity() > 0) {
+        this.fleetAll = engine.shedder("load-shedding", s.fleetCapacity(), s.slotTtl());
+        this.fleetNonCritical =
+            engine.shedder("load-shedding-non-critical", s.nonCriticalCapacity(), s.slotTtl());
+      } else {
+        this.fleetAll = null;
+        this.fleetNonCritical = null;
+      }
+      LoadShedder.Builder b =
+          engine.loadShedder().delay(s.delay()).ramp(s.ramp()).retryAfter(s.retryAfter());
+      s.workers().ifPresent(b::workers);
+      s.adaptive()
+          .ifPresent(
+              a ->
+                  b.adaptive(
+                      a.equals("vegas")
+                          ? com.netflix.concurrency.limits.limit.VegasLimit.newDefault()
+                          : com.netflix.concurrency.limits.limit.Gradient2Limit.newDefault()));
+      this.shedder = b.build();
+    }
+
+    /** The index of the first class that matches, or -1 (the unmatched, shed first). */
+    int classify(String method, PathPattern.Segments path, RequestInfo request) {
+      for (int i = 0; i < classes.length; i++) {
+        if (classes[i].matches(method, path, request)) {
+          return i;
+        }
+      }
+      return -1;
+    }
+
+    boolean critical(int cls) {
+      return cls >= 0 && classes[cls].critical();
+    }
+
+    String name(int cls) {
+      return cls < 0 ? UNMATCHED : classes[cls].name();
+    }
+
+    int rank(int cls) {
+      return cls < 0 ? 1 : rankOf[cls];
+    }
   }
 
   /** The rule with its {@code enabled} and {@code shadow} knobs applied. */
@@ -413,7 +533,8 @@ public final class RequestLimiter {
       Active[] active,
       List<Rule> bound,
       Map<String, Active> boundActive,
-      ClientAddress clients) {}
+      ClientAddress clients,
+      Shed shed) {}
 
   /**
    * An enabled rule compiled for requests: its path pattern, methods and key sources, its policy,

@@ -312,11 +312,13 @@ public final class Rule {
      */
     public Rule build() {
       Tier.checkTiers(tiers);
-      algorithm.checkStagger(staggerWindows);
       if (algorithm == Algorithm.CONCURRENCY && (tiers.size() != 1 || sync != null)) {
         throw new IllegalArgumentException(
             "a concurrency rule has one limit and no sync (rule '" + id + "')");
       }
+      algorithm.checkTiers(tiers);
+      algorithm.checkStagger(staggerWindows);
+      algorithm.checkSync(sync != null);
       Rule rule = new Rule(this);
       keySources(rule.key, rule.pattern(), path);
       return rule;

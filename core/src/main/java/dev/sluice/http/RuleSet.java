@@ -33,6 +33,14 @@ public final class RuleSet {
     this.forwardedHeader = b.forwardedHeader;
     this.ipv6Prefix = b.ipv6Prefix;
     this.trusted = b.trustedProxies.stream().map(Cidr::parse).toList();
+    this.shedding = b.shedding;
+  }
+
+  private final Shedding shedding;
+
+  /** Load shedding, when the rules ask for it. */
+  public Optional<Shedding> shedding() {
+    return Optional.ofNullable(shedding);
   }
 
   public static Builder builder() {
@@ -48,6 +56,7 @@ public final class RuleSet {
             .enabled(enabled)
             .forwardedHeader(forwardedHeader)
             .ipv6Prefix(ipv6Prefix);
+    b.shedding = shedding;
     b.headers.clear();
     b.headers.addAll(headers);
     rules.forEach(b::rule);
@@ -101,6 +110,9 @@ public final class RuleSet {
     for (Rule r : rules) {
       sb.append(r).append('\n');
     }
+    if (shedding != null) {
+      sb.append(shedding).append('\n');
+    }
     return sb.toString();
   }
 
@@ -115,8 +127,15 @@ public final class RuleSet {
     private boolean enabled = true;
     private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
     private int ipv6Prefix = 64;
+    private Shedding shedding;
 
     private Builder() {}
+
+    /** Sheds load with 503s ({@link Shedding}); none by default. */
+    public Builder shedding(Shedding shedding) {
+      this.shedding = java.util.Objects.requireNonNull(shedding, "shedding");
+      return this;
+    }
 
     /**
      * Adds a rule.

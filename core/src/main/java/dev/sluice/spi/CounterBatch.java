@@ -44,6 +44,19 @@ public interface CounterBatch {
     return Long.MAX_VALUE;
   }
 
+  /**
+   * 0 (the default) for a window counter. Otherwise counter {@code i} is a running counter that
+   * never lags behind this floor, which rises with time (a token bucket's theoretical arrival time,
+   * in the units of its deltas): the store adds the delta to {@code max(stored, floor)}, a counter
+   * it does not hold starting at the floor. A running counter is one value, not a series of
+   * windows: its name is {@code (rule, identity, periodMillis)} whatever the window, {@link
+   * #window} only says when it was last written (the store may forget it once the window after next
+   * has begun), and its previous count is reported as 0.
+   */
+  default long floor(int i) {
+    return 0;
+  }
+
   /** The store's answer for counter {@code i}: the window's new count and the previous one's. */
   void counted(int i, long current, long previous);
 
@@ -52,7 +65,8 @@ public interface CounterBatch {
     int n = size();
     List<CounterUpdate> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      out.add(new CounterUpdate(rule(i), identity(i), periodMillis(i), window(i), delta(i)));
+      out.add(
+          new CounterUpdate(rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i)));
     }
     return out;
   }

@@ -19,7 +19,9 @@ public interface CounterStore extends AutoCloseable {
   /**
    * Adds each update's delta to its window and returns, for update {@code i}, the new count of that
    * window at {@code [2i]} and the count of the window before it ({@code window - 1}) at {@code [2i
-   * + 1]}. A window the store never saw, or has forgotten, counts 0.
+   * + 1]}. A window the store never saw, or has forgotten, counts 0. A running counter ({@link
+   * CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added, and reports 0 as
+   * its previous count.
    */
   long[] increment(List<CounterUpdate> updates);
 
@@ -56,8 +58,9 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
-   * Subtracts each update's delta from its window (a refund). A window never drops below 0, and a
-   * window the store has forgotten stays forgotten. May return before the change is visible.
+   * Subtracts each update's delta from its window, or from a running counter's value (a refund). A
+   * count never drops below 0, and a counter the store has forgotten stays forgotten. May return
+   * before the change is visible.
    */
   void decrement(List<CounterUpdate> updates);
 

@@ -15,9 +15,16 @@ import java.util.Objects;
  * @param periodMillis the window length in milliseconds, &gt; 0
  * @param window the window index: {@code floor((nowMillis - offset) / periodMillis)}
  * @param delta how much to add (or, for a decrement, subtract), &gt; 0
+ * @param floor 0 for a window counter; for a running counter ({@link CounterBatch#floor}), the
+ *     value it never lags behind, &gt; 0
  */
 public record CounterUpdate(
-    String rule, String identity, long periodMillis, long window, long delta) {
+    String rule, String identity, long periodMillis, long window, long delta, long floor) {
+
+  /** An update of a window counter. */
+  public CounterUpdate(String rule, String identity, long periodMillis, long window, long delta) {
+    this(rule, identity, periodMillis, window, delta, 0);
+  }
 
   public CounterUpdate {
     Objects.requireNonNull(rule, "rule");
@@ -28,5 +35,13 @@ public record CounterUpdate(
     if (delta <= 0) {
       throw new IllegalArgumentException("delta must be > 0");
     }
+    if (floor < 0) {
+      throw new IllegalArgumentException("floor must be >= 0");
+    }
+  }
+
+  /** Whether this is a running counter (a floor &gt; 0) rather than a window. */
+  public boolean running() {
+    return floor > 0;
   }
 }

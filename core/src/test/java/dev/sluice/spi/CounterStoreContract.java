@@ -152,6 +152,61 @@ public abstract class CounterStoreContract {
     assertArrayEquals(new long[] {1, 0}, inc(up("refund", W, 1)));
   }
 
+  private static CounterUpdate run(String identity, long window, long delta, long floor) {
+    return new CounterUpdate("r", identity, SECOND, window, delta, floor);
+  }
+
+  @Test
+  void aRunningCounterStartsAtItsFloorAndCatchesUpWithIt() {
+    assertArrayEquals(new long[] {1_010, 0}, inc(run("run", W, 10, 1_000)));
+    assertArrayEquals(new long[] {1_020, 0}, inc(run("run", W, 10, 1_000)), "above the floor");
+    // Behind a floor that rose: raised to it first (a bucket that sat full).
+    assertArrayEquals(new long[] {5_010, 0}, inc(run("run", W, 10, 5_000)));
+    assertArrayEquals(new long[] {5_020, 0}, inc(run("run", W, 10, 4_000)), "kept its lead");
+  }
+
+  @Test
+  void aRunningCounterIsOneValueWhateverTheWindow() {
+    inc(run("one", W, 10, 1_000));
+    assertArrayEquals(new long[] {1_020, 0}, inc(run("one", W + 1, 10, 1_000)));
+    assertArrayEquals(new long[] {1_030, 0}, inc(run("one", W + 5, 10, 1_000)));
+  }
+
+  @Test
+  void aRunningCounterIsRefunded() {
+    inc(run("back", W, 10, 1_000));
+    inc(run("back", W, 10, 1_000));
+    store.decrement(List.of(run("back", W + 1, 10, 1_000)));
+    assertArrayEquals(new long[] {1_020, 0}, inc(run("back", W + 1, 10, 1_000)));
+  }
+
+  @Test
+  void concurrentRunningIncrementsAboveTheFloorAreExact() throws Exception {
+    inc(run("race", W, 1, 1_000));
+    int threads = threads();
+    int per = incrementsPerThread() / 4;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < per; i++) {
+                    inc(run("race", W, 1, 1_000));
+                  }
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+      assertArrayEquals(
+          new long[] {1_001L + (long) threads * per + 1, 0}, inc(run("race", W, 1, 1_000)));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   @Test
   void asyncIncrementAgreesWithSync() throws Exception {
     inc(up("async", W - 1, 2));

@@ -85,6 +85,13 @@ public final class ReferenceCounterStore implements CounterStore {
     long[] out = new long[updates.size() * 2];
     for (int i = 0; i < updates.size(); i++) {
       CounterUpdate u = updates.get(i);
+      if (u.running()) {
+        Key k = new Key(u.rule(), u.identity(), u.periodMillis(), Long.MIN_VALUE);
+        long from = Math.max(counts.getOrDefault(k, 0L), u.floor());
+        counts.put(k, saturatedSum(from, u.delta()));
+        out[2 * i] = counts.get(k);
+        continue;
+      }
       Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());
       out[2 * i] = counts.merge(k, u.delta(), ReferenceCounterStore::saturatedSum);
       out[2 * i + 1] =
@@ -102,7 +109,8 @@ public final class ReferenceCounterStore implements CounterStore {
     }
     for (CounterUpdate u : updates) {
       counts.computeIfPresent(
-          new Key(u.rule(), u.identity(), u.periodMillis(), u.window()),
+          new Key(
+              u.rule(), u.identity(), u.periodMillis(), u.running() ? Long.MIN_VALUE : u.window()),
           (k, v) -> Math.max(0, v - u.delta()));
     }
   }

@@ -172,12 +172,15 @@ public final class Demo implements AutoCloseable {
   public static final class Options {
     static final String USAGE =
         "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached"
-            + " host:port[,host:port...]] [--workers N]";
+            + " host:port[,host:port...]] [--workers N (8)]";
     String host = "0.0.0.0";
     int port = 8080;
     java.nio.file.Path rules;
     String memcached;
-    int workers;
+
+    /** The server's worker threads; the bundled rules' loadShedding.workers.threads matches. */
+    int workers = 8;
+
     java.time.InstantSource clock = java.time.InstantSource.system();
 
     /** Where time comes from; the system clock by default (tests inject a fake one). */

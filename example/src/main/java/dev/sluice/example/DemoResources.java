@@ -18,9 +18,21 @@ public class DemoResources {
     return "{\"report\":\"weekly\",\"rows\":3}";
   }
 
+  /** A search: cheap enough for bursts, limited by a token bucket in the bundled rules. */
+  @GET
+  @Path("api/v1/search")
+  public String search(@jakarta.ws.rs.QueryParam("q") @jakarta.ws.rs.DefaultValue("") String q) {
+    return "{\"query\":\"" + json(q) + "\",\"hits\":[]}";
+  }
+
+  /** Saves a lead: the demo's critical write. {@code ms} makes it take that long (at most 10 s). */
   @POST
   @Path("api/v1/lead/{id}")
-  public String lead(@PathParam("id") String id) {
+  public String lead(
+      @PathParam("id") String id,
+      @jakarta.ws.rs.QueryParam("ms") @jakarta.ws.rs.DefaultValue("0") long ms)
+      throws InterruptedException {
+    work(ms);
     return "{\"lead\":\"" + json(id) + "\",\"saved\":true}";
   }
 
@@ -30,9 +42,15 @@ public class DemoResources {
     return "{\"organization\":\"" + json(org) + "\",\"product\":\"" + json(id) + "\"}";
   }
 
+  /** Updates a product; {@code ms} makes it take that long (at most 10 s). */
   @PUT
   @Path("v1/organizations/{orgId}/product/{id}")
-  public String updateProduct(@PathParam("orgId") String org, @PathParam("id") String id) {
+  public String updateProduct(
+      @PathParam("orgId") String org,
+      @PathParam("id") String id,
+      @jakarta.ws.rs.QueryParam("ms") @jakarta.ws.rs.DefaultValue("0") long ms)
+      throws InterruptedException {
+    work(ms);
     return "{\"organization\":\""
         + json(org)
         + "\",\"product\":\""
@@ -42,6 +60,14 @@ public class DemoResources {
 
   /** The most a slow request may wait. */
   static final long MAX_SLOW_MILLIS = 10_000;
+
+  /** Simulated work: {@code ms} milliseconds, at most {@link #MAX_SLOW_MILLIS}. */
+  private static void work(long ms) throws InterruptedException {
+    long wait = Math.max(0, Math.min(MAX_SLOW_MILLIS, ms));
+    if (wait > 0) {
+      Thread.sleep(wait);
+    }
+  }
 
   private static final java.util.concurrent.ConcurrentMap<
           String, java.util.concurrent.atomic.AtomicInteger>

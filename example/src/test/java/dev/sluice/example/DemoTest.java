@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +69,35 @@ class DemoTest {
         assertEquals(200, h.statusCode());
         assertFalse(h.headers().firstValue("X-RateLimit-Limit").isPresent());
       }
+    }
+  }
+
+  @Test
+  void theSearchBucketLetsFiveThroughAtOnceThenOneASecond() throws Exception {
+    FakeClock clock = new FakeClock();
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).clock(clock),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      for (int i = 1; i <= 5; i++) {
+        HttpResponse<String> r = send(demo, "GET", "/api/v1/search?q=x", "searcher");
+        assertEquals(200, r.statusCode());
+        assertEquals("5", r.headers().firstValue("X-RateLimit-Limit").orElse(""));
+        assertEquals(
+            Integer.toString(5 - i), r.headers().firstValue("X-RateLimit-Remaining").orElse(""));
+        assertEquals(
+            Integer.toString(i),
+            r.headers().firstValue("X-RateLimit-Reset").orElse(""),
+            "full again after " + i + " s");
+      }
+      HttpResponse<String> sixth = send(demo, "GET", "/api/v1/search?q=x", "searcher");
+      assertEquals(429, sixth.statusCode());
+      assertEquals("1", sixth.headers().firstValue("Retry-After").orElse(""));
+      assertTrue(sixth.body().contains("\"limitType\":\"token-bucket\""), sixth.body());
+      assertTrue(sixth.body().contains("search-bucket"), sixth.body());
+      clock.advance(Duration.ofSeconds(1));
+      assertEquals(200, send(demo, "GET", "/api/v1/search?q=x", "searcher").statusCode());
+      assertEquals(429, send(demo, "GET", "/api/v1/search?q=x", "searcher").statusCode());
     }
   }
 

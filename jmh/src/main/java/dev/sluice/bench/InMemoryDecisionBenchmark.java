@@ -45,11 +45,13 @@ public class InMemoryDecisionBenchmark {
    * {@code sluice-sliding} and {@code sluice-fixed} decide into a per-thread {@link Outcome} (the
    * call the filters make); {@code sluice-decision} is the sliding window through the convenient
    * {@link Decision}-returning call; {@code sluice-coarse} is the sliding window on {@link
-   * CoarseClock}, which saves the system-clock read every other limiter here pays.
+   * CoarseClock}, which saves the system-clock read every other limiter here pays; {@code
+   * sluice-bucket} is the token bucket (GCRA), the same job as Bucket4j's.
    */
   @Param({
     "sluice-sliding",
     "sluice-fixed",
+    "sluice-bucket",
     "sluice-decision",
     "sluice-coarse",
     "bucket4j",
@@ -110,6 +112,15 @@ public class InMemoryDecisionBenchmark {
               sluice(
                   RateLimiter.fixedWindow(store())
                       .tier(limit, period)
+                      .denyCacheSize(denyCache())
+                      .build());
+          case "sluice-bucket" ->
+              sluice(
+                  (allow
+                          ? RateLimiter.tokenBucket(store())
+                              // A billion a second too: a million per millisecond.
+                              .tier(1_000_000, Duration.ofMillis(1), 1_000_000)
+                          : RateLimiter.tokenBucket(store()).tier(1, period, 1))
                       .denyCacheSize(denyCache())
                       .build());
           case "bucket4j" ->

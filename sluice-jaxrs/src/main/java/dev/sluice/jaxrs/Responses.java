@@ -44,12 +44,14 @@ final class Responses {
     try {
       Outcome out = OUTCOMES.get();
       decide.accept(out);
-      if (!out.applied()) {
-        return;
-      }
+      // Before anything else: a request no rule limits may still hold a place in the worker
+      // shedder's count of requests in flight.
       Slots slots = limiter.slots(out);
       if (slots.holds()) {
         SlotRelease.hold(ctx, slots);
+      }
+      if (!out.applied()) {
+        return;
       }
       Applied earlier = (Applied) ctx.getProperty(DECISION);
       boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining();

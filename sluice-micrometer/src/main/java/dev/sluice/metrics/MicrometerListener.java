@@ -16,9 +16,10 @@ import java.util.concurrent.TimeUnit;
  * Counts decisions in Micrometer: {@code sluice.requests} tagged {@code rule} and {@code outcome}
  * ({@code allowed}, {@code rejected}, {@code shadow-rejected}, {@code failed-open}, {@code
  * failed-closed}), counts the limiter's own failures (a key source or quota resolver that threw) as
- * {@code sluice.errors} tagged {@code exception}, and times store calls as {@code
- * sluice.store.calls}. Needs micrometer-core on the class path (an optional dependency of this
- * module). Thread-safe.
+ * {@code sluice.errors} tagged {@code exception}, counts requests a load shedder refused (503) as
+ * {@code sluice.shed} tagged {@code class} (the priority class) and {@code shedder} ({@code
+ * fleet-usage}, {@code worker-utilization}), and times store calls as {@code sluice.store.calls}.
+ * Needs micrometer-core on the class path (an optional dependency of this module). Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
 
@@ -59,6 +60,20 @@ public final class MicrometerListener implements DecisionListener {
                     .description(
                         "Decisions that failed with an exception and were decided as on a store failure")
                     .tag("exception", type)
+                    .register(registry))
+        .increment();
+  }
+
+  @Override
+  public void onShed(String priorityClass, String shedder) {
+    counters
+        .computeIfAbsent(
+            "\u0002" + priorityClass + '\u0000' + shedder,
+            k ->
+                Counter.builder("sluice.shed")
+                    .description("Requests refused with a 503 by a load shedder, by priority class")
+                    .tag("class", priorityClass)
+                    .tag("shedder", shedder)
                     .register(registry))
         .increment();
   }

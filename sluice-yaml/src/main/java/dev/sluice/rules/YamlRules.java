@@ -2,10 +2,14 @@ package dev.sluice.rules;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Sync;
+import dev.sluice.Tier;
+import dev.sluice.algorithm.WindowLimit;
 import dev.sluice.http.ForwardedHeader;
+import dev.sluice.http.PriorityClass;
 import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
+import dev.sluice.http.Shedding;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
@@ -172,8 +176,12 @@ public final class YamlRules {
                   "forwardedHeader",
                   "ipv6Prefix",
                   "enabled",
+                  "loadShedding",
                   "rules"));
       RuleSet.Builder b = RuleSet.builder();
+      if (top.containsKey("loadShedding")) {
+        b.shedding(shedding(top.get("loadShedding"), "loadShedding"));
+      }
       if (top.containsKey("defaults")) {
         defaults(top.get("defaults"));
       }
@@ -267,6 +275,160 @@ public final class YamlRules {
       return b.build();
     }
 
+    /**
+     * {@code loadShedding}: {@code classes} (first match wins; Stripe's defaults when absent),
+     * {@code fleet: { capacity, reserve, slotTtl }}, {@code workers: { threads | adaptive, delay,
+     * ramp }}, and {@code retryAfter}.
+     */
+    Shedding shedding(Node node, String f) {
+      Map<String, Node> m = mapping(node, f, Set.of("classes", "fleet", "workers", "retryAfter"));
+      Shedding.Builder b = Shedding.builder();
+      if (m.containsKey("classes")) {
+        List<Node> items = sequence(m.get("classes"), f + ".classes");
+        List<PriorityClass> classes = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+          classes.add(priorityClass(items.get(i), f + ".classes[" + i + "]"));
+        }
+        check(m.get("classes"), f + ".classes", () -> b.classes(classes));
+      }
+      if (m.containsKey("fleet")) {
+        String ff = f + ".fleet";
+        Map<String, Node> fm =
+            mapping(m.get("fleet"), ff, Set.of("capacity", "reserve", "slotTtl"));
+        long capacity = wholeNumber(require(fm, m.get("fleet"), ff, "capacity"), ff + ".capacity");
+        double reserve = 0.2;
+        if (fm.containsKey("reserve")) {
+          reserve = fraction(fm.get("reserve"), ff + ".reserve");
+        }
+        double r = reserve;
+        check(m.get("fleet"), ff, () -> b.fleet(capacity, r));
+        if (fm.containsKey("slotTtl")) {
+          Duration ttl = duration(fm.get("slotTtl"), ff + ".slotTtl");
+          check(fm.get("slotTtl"), ff + ".slotTtl", () -> b.slotTtl(ttl));
+        }
+      }
+      if (m.containsKey("workers")) {
+        String wf = f + ".workers";
+        Map<String, Node> wm =
+            mapping(m.get("workers"), wf, Set.of("threads", "adaptive", "delay", "ramp"));
+        if (wm.containsKey("threads") == wm.containsKey("adaptive")) {
+          throw error(m.get("workers"), wf, "give threads (a number) or adaptive, one of them");
+        }
+        if (wm.containsKey("threads")) {
+          long t = wholeNumber(wm.get("threads"), wf + ".threads");
+          check(wm.get("threads"), wf + ".threads", () -> b.workers((int) Math.min(t, 1 << 20)));
+        } else {
+          String a = scalar(wm.get("adaptive"), wf + ".adaptive");
+          check(wm.get("adaptive"), wf + ".adaptive", () -> b.adaptive(a));
+        }
+        if (wm.containsKey("delay")) {
+          b.delay(duration(wm.get("delay"), wf + ".delay"));
+        }
+        if (wm.containsKey("ramp")) {
+          Duration ramp = duration(wm.get("ramp"), wf + ".ramp");
+          if (ramp.isZero()) {
+            throw error(wm.get("ramp"), wf + ".ramp", "must be > 0");
+          }
+          b.ramp(ramp);
+        }
+      }
+      if (m.containsKey("retryAfter")) {
+        b.retryAfter(duration(m.get("retryAfter"), f + ".retryAfter"));
+      }
+      return b.build();
+    }
+
+    /**
+     * One priority class: {@code { name, priority, match: { methods, path | prefix, headers } }}.
+     */
+    PriorityClass priorityClass(Node node, String f) {
+      Map<String, Node> m = mapping(node, f, Set.of("name", "priority", "match"));
+      String name = scalar(require(m, node, f, "name"), f + ".name");
+      Node pn = require(m, node, f, "priority");
+      String ptext = scalar(pn, f + ".priority").trim();
+      int priority;
+      if (ptext.equals("critical")) {
+        priority = PriorityClass.CRITICAL;
+      } else {
+        try {
+          priority = Integer.parseInt(ptext);
+        } catch (NumberFormatException e) {
+          throw error(pn, f + ".priority", "use critical (0) or a whole number: '" + ptext + "'");
+        }
+      }
+      int p = priority;
+      PriorityClass c = check(node, f, () -> PriorityClass.of(name, p));
+      if (!m.containsKey("match")) {
+        return c;
+      }
+      String mf = f + ".match";
+      Node matchNode = m.get("match");
+      Map<String, Node> mm = mapping(matchNode, mf, Set.of("methods", "path", "prefix", "headers"));
+      if (mm.containsKey("methods")) {
+        List<Node> items = sequence(mm.get("methods"), mf + ".methods");
+        List<String> methods = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+          String v = scalar(items.get(i), mf + ".methods[" + i + "]");
+          if (!v.matches("[A-Za-z]{1,20}")) {
+            throw error(
+                items.get(i), mf + ".methods[" + i + "]", "not an HTTP method: '" + v + "'");
+          }
+          methods.add(v);
+        }
+        c = c.withMethods(methods.toArray(new String[0]));
+      }
+      if (mm.containsKey("path") && mm.containsKey("prefix")) {
+        throw error(matchNode, mf, "give path or prefix, not both");
+      }
+      PriorityClass base = c;
+      if (mm.containsKey("path")) {
+        String v = scalar(mm.get("path"), mf + ".path");
+        c = check(mm.get("path"), mf + ".path", () -> base.withPath(v));
+      } else if (mm.containsKey("prefix")) {
+        String v = scalar(mm.get("prefix"), mf + ".prefix");
+        c = check(mm.get("prefix"), mf + ".prefix", () -> base.withPrefix(v));
+      }
+      if (mm.containsKey("headers")) {
+        Node hn = mm.get("headers");
+        if (!(hn instanceof MappingNode map)) {
+          throw error(hn, mf + ".headers", "expected a mapping of header name to value");
+        }
+        for (NodeTuple t : map.getValue()) {
+          String h = scalar(t.getKeyNode(), mf + ".headers");
+          String v = scalar(t.getValueNode(), mf + ".headers." + h);
+          c = c.withHeader(h, v);
+        }
+      }
+      return c;
+    }
+
+    /** A fraction in [0, 1): {@code 0.2} or {@code 20%}. */
+    double fraction(Node node, String f) {
+      String text = scalar(node, f).trim();
+      try {
+        double v =
+            text.endsWith("%")
+                ? Double.parseDouble(text.substring(0, text.length() - 1).trim()) / 100
+                : Double.parseDouble(text);
+        if (v >= 0 && v < 1) {
+          return v;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      throw error(node, f, "a fraction from 0 to under 1, e.g. 0.2 or 20%: '" + text + "'");
+    }
+
+    /** A duration such as {@code 500ms}, {@code 28s} or {@code 2m}; 0 allowed. */
+    Duration duration(Node node, String f) {
+      String text = scalar(node, f).trim();
+      Duration d = text.equals("0") ? Duration.ZERO : period(text);
+      if (d == null) {
+        throw error(node, f, "bad duration '" + text + "' (use e.g. 500ms, 28s, 2m)");
+      }
+      return d;
+    }
+
     void defaults(Node node) {
       Map<String, Node> m =
           mapping(
@@ -328,7 +490,7 @@ public final class YamlRules {
         if (m.containsKey("slotTtl")) {
           throw error(m.get("slotTtl"), f + ".slotTtl", "only means something with concurrency");
         }
-        tiers(m, node, f, b);
+        tiers(m, node, f, b, algorithm);
       }
       b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
       b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
@@ -339,11 +501,16 @@ public final class YamlRules {
       if (m.containsKey("staggerWindows")) {
         b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
       }
-      // Slots are never counted in two layers: a defaults sync does not reach a concurrency rule.
+      // Slots and buckets are never counted in two layers: a defaults sync does not reach them.
+      boolean local = !m.containsKey("concurrency") && algorithm != Algorithm.TOKEN_BUCKET;
+      if (!local && m.containsKey("sync")) {
+        throw error(
+            m.get("sync"),
+            f + ".sync",
+            "a token bucket is counted in the store on every decision (sync applies to windows)");
+      }
       Duration sync =
-          m.containsKey("concurrency")
-              ? null
-              : m.containsKey("sync") ? sync(m.get("sync"), f + ".sync") : defaultSync;
+          !local ? null : m.containsKey("sync") ? sync(m.get("sync"), f + ".sync") : defaultSync;
       int instances =
           m.containsKey("instances")
               ? instances(m.get("instances"), f + ".instances")
@@ -359,17 +526,25 @@ public final class YamlRules {
       return check(node, f, b::build);
     }
 
-    /** A rule's {@code tiers}. */
-    void tiers(Map<String, Node> m, Node node, String f, Rule.Builder b) {
+    /** A rule's {@code tiers}; a token bucket's one tier may have a {@code burst}. */
+    void tiers(Map<String, Node> m, Node node, String f, Rule.Builder b, Algorithm algorithm) {
       Node tiersNode = require(m, node, f, "tiers");
       List<Node> tiers = sequence(tiersNode, f + ".tiers");
       if (tiers.isEmpty()) {
         throw error(tiersNode, f + ".tiers", "at least one tier is required");
       }
+      boolean bucket = algorithm == Algorithm.TOKEN_BUCKET;
+      if (bucket && tiers.size() > 1) {
+        throw error(
+            tiers.get(1),
+            f + ".tiers[1]",
+            "a token bucket has one tier { limit, period, burst }; use another rule for another"
+                + " rate");
+      }
       Map<Duration, Integer> periods = new HashMap<>();
       for (int i = 0; i < tiers.size(); i++) {
         String tf = f + ".tiers[" + i + "]";
-        Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period"));
+        Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period", "burst"));
         Node limitNode = require(t, tiers.get(i), tf, "limit");
         String limitText = scalar(limitNode, tf + ".limit");
         long limit;
@@ -401,8 +576,24 @@ public final class YamlRules {
                   + before
                   + "] (one counter per period: keep the smaller limit)");
         }
-        long max = limit;
-        check(periodNode, tf + ".period", () -> b.tier(max, period));
+        long burst = limit;
+        if (t.containsKey("burst")) {
+          if (!bucket) {
+            throw error(
+                t.get("burst"), tf + ".burst", "only means something with algorithm: token-bucket");
+          }
+          burst = wholeNumber(t.get("burst"), tf + ".burst");
+        }
+        if (bucket && Math.max(limit, burst) > WindowLimit.MAX_BUCKET_TOKENS) {
+          throw error(
+              limit > WindowLimit.MAX_BUCKET_TOKENS ? limitNode : t.get("burst"),
+              limit > WindowLimit.MAX_BUCKET_TOKENS ? tf + ".limit" : tf + ".burst",
+              "a token bucket holds and refills at most "
+                  + WindowLimit.MAX_BUCKET_TOKENS
+                  + " tokens per period");
+        }
+        long size = burst;
+        check(periodNode, tf + ".period", () -> b.tier(new Tier(limit, period, size)));
       }
     }
 
@@ -531,10 +722,28 @@ public final class YamlRules {
       return switch (v.toLowerCase(Locale.ROOT)) {
         case "sliding-window", "sliding" -> Algorithm.SLIDING_WINDOW;
         case "fixed-window", "fixed" -> Algorithm.FIXED_WINDOW;
+        case "token-bucket" -> Algorithm.TOKEN_BUCKET;
         default ->
             throw error(
-                node, f, "unknown algorithm '" + v + "' (use sliding-window or fixed-window)");
+                node,
+                f,
+                "unknown algorithm '" + v + "' (use sliding-window, fixed-window or token-bucket)");
       };
+    }
+
+    /** A whole number &gt; 0. */
+    long wholeNumber(Node node, String f) {
+      String text = scalar(node, f);
+      long v;
+      try {
+        v = Long.parseLong(text.trim());
+      } catch (NumberFormatException e) {
+        throw error(node, f, "not a whole number: '" + text + "'");
+      }
+      if (v <= 0) {
+        throw error(node, f, "must be > 0 (was " + v + ")");
+      }
+      return v;
     }
 
     boolean failClosed(Node node, String f) {

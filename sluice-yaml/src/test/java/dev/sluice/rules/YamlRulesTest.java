@@ -161,6 +161,49 @@ class YamlRulesTest {
         error(HEAD + "    slotTtl: 1s\n    tiers: [ { limit: 1, period: 1s } ]\n").field());
   }
 
+  @Test
+  void aTokenBucketRuleHasOneTierWithABurst() {
+    RuleSet rules =
+        YamlRules.parse(
+            """
+            defaults: { sync: 200ms }
+            rules:
+              - id: search
+                algorithm: token-bucket
+                tiers: [ { limit: 60, period: 1m, burst: 5 } ]
+              - id: full
+                algorithm: token-bucket
+                tiers: [ { limit: 10, period: 1s } ]
+            """,
+            "rules.yaml");
+    Rule search = rules.rule("search").orElseThrow();
+    assertEquals(dev.sluice.Algorithm.TOKEN_BUCKET, search.algorithm());
+    assertEquals(List.of(dev.sluice.Tier.of(60, Duration.ofMinutes(1), 5)), search.tiers());
+    assertEquals(Optional.empty(), search.sync(), "the defaults' sync does not reach a bucket");
+    assertEquals(10, rules.rule("full").orElseThrow().tiers().get(0).burst(), "burst = limit");
+
+    String bucket = HEAD + "    algorithm: token-bucket\n";
+    RulesException e = error(HEAD + "    tiers: [ { limit: 60, period: 1m, burst: 5 } ]\n");
+    assertEquals(
+        "rules.yaml:3: rules[0].tiers[0].burst: only means something with algorithm: token-bucket",
+        e.getMessage());
+    e =
+        error(
+            bucket
+                + "    tiers:\n      - { limit: 60, period: 1m }\n      - { limit: 9, period: 1h }\n");
+    assertEquals(6, e.line());
+    assertEquals("rules[0].tiers[1]", e.field());
+    assertEquals(
+        "rules[0].tiers[0].burst",
+        error(bucket + "    tiers: [ { limit: 60, period: 1m, burst: 0 } ]\n").field());
+    assertEquals(
+        "rules[0].tiers[0].limit",
+        error(bucket + "    tiers: [ { limit: 2000000, period: 1s } ]\n").field());
+    assertEquals(
+        "rules[0].sync",
+        error(bucket + "    sync: 1s\n    tiers: [ { limit: 60, period: 1m } ]\n").field());
+  }
+
   private static RulesException error(String yaml) {
     return assertThrows(RulesException.class, () -> YamlRules.parse(yaml, "rules.yaml"));
   }
@@ -172,7 +215,7 @@ class YamlRulesTest {
     RulesException e =
         error(HEAD + "    algorithm: leaky-bucket\n    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals(
-        "rules.yaml:3: rules[0].algorithm: unknown algorithm 'leaky-bucket' (use sliding-window or fixed-window)",
+        "rules.yaml:3: rules[0].algorithm: unknown algorithm 'leaky-bucket' (use sliding-window, fixed-window or token-bucket)",
         e.getMessage());
     assertEquals(3, e.line());
     assertEquals("rules[0].algorithm", e.field());

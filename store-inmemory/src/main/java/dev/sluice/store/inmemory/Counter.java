@@ -9,6 +9,9 @@ import java.lang.invoke.VarHandle;
  * slot {@code w & 1}, labelled with {@code w}. Adding to a window whose slot still holds an older
  * one resets the slot first (under the counter's monitor, rare: once per window); every other add
  * is one atomic add. Counts saturate at {@link Long#MAX_VALUE}.
+ *
+ * <p>A running counter ({@link CounterBatch#floor}) uses slot 0 alone: its label is the newest
+ * window it was written in, for expiry, and its count the running value, moved by compare-and-set.
  */
 final class Counter {
 
@@ -42,6 +45,34 @@ final class Counter {
       }
       reset(at, w);
     }
+  }
+
+  /**
+   * Raises the running value to {@code floor} if it is below, adds {@code delta}, and reports (new
+   * value, 0); marks it written in window {@code w}.
+   */
+  void raise(long w, long floor, long delta, CounterBatch out, int i) {
+    long v;
+    long next;
+    do {
+      v = (long) SLOTS.getVolatile(slots, 1);
+      long from = Math.max(v, floor);
+      next = from > Long.MAX_VALUE - delta ? Long.MAX_VALUE : from + delta;
+    } while (!SLOTS.compareAndSet(slots, 1, v, next));
+    long label;
+    while ((label = (long) SLOTS.getVolatile(slots, 0)) < w
+        && !SLOTS.compareAndSet(slots, 0, label, w)) {
+      // Another writer moved the label; look again.
+    }
+    out.counted(i, next, 0);
+  }
+
+  /** Subtracts from the running value (never below 0). */
+  void lower(long delta) {
+    long c;
+    do {
+      c = (long) SLOTS.getVolatile(slots, 1);
+    } while (!SLOTS.compareAndSet(slots, 1, c, Math.max(0, c - delta)));
   }
 
   /** Puts window {@code w} in its slot with count 0, unless a writer already has. */

@@ -77,7 +77,12 @@ public final class InMemoryCounterStore implements CounterStore {
       if (c == null) {
         c = create(probe.copy());
       }
-      c.add(batch.window(i), batch.delta(i), batch, i);
+      long floor = batch.floor(i);
+      if (floor > 0) {
+        c.raise(batch.window(i), floor, batch.delta(i), batch, i);
+      } else {
+        c.add(batch.window(i), batch.delta(i), batch, i);
+      }
     }
   }
 
@@ -117,6 +122,11 @@ public final class InMemoryCounterStore implements CounterStore {
           }
 
           @Override
+          public long floor(int i) {
+            return updates.get(i).floor();
+          }
+
+          @Override
           public void counted(int i, long current, long previous) {
             out[2 * i] = current;
             out[2 * i + 1] = previous;
@@ -136,7 +146,12 @@ public final class InMemoryCounterStore implements CounterStore {
     CounterKey probe = probes.get();
     for (CounterUpdate u : updates) {
       Counter c = counters.getIfPresent(probe.set(u.rule(), u.identity(), u.periodMillis()));
-      if (c != null) {
+      if (c == null) {
+        continue;
+      }
+      if (u.running()) {
+        c.lower(u.delta());
+      } else {
         c.subtract(u.window(), u.delta());
       }
     }

@@ -7,11 +7,13 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}. A rule or identity is
- * written as it is only when every character is in a small safe set (no ':', no spaces, no control
- * characters, ASCII only) and the key stays within 250 bytes; otherwise it is replaced by {@code #}
- * and the URL-safe Base64 of its SHA-256, so two different values share a key only if SHA-256
- * collides. A raw value never starts with '#', so raw and digested values never meet.
+ * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}, and {@code
+ * {prefix}:{rule}:{identity}:{period}:run} for a running counter (one value whatever the window). A
+ * rule or identity is written as it is only when every character is in a small safe set (no ':', no
+ * spaces, no control characters, ASCII only) and the key stays within 250 bytes; otherwise it is
+ * replaced by {@code #} and the URL-safe Base64 of its SHA-256, so two different values share a key
+ * only if SHA-256 collides. A raw value never starts with '#', so raw and digested values never
+ * meet.
  */
 final class Keys {
 
@@ -27,16 +29,17 @@ final class Keys {
     this.prefix = prefix;
   }
 
+  /** The key of the update's counter: its window's, or its running value's. */
+  String key(CounterUpdate u) {
+    return u.running() ? name(u) + "run" : key(u, u.window());
+  }
+
   String key(CounterUpdate u, long window) {
-    return prefix
-        + ':'
-        + part(u.rule())
-        + ':'
-        + part(u.identity())
-        + ':'
-        + u.periodMillis()
-        + ':'
-        + window;
+    return name(u) + window;
+  }
+
+  private String name(CounterUpdate u) {
+    return prefix + ':' + part(u.rule()) + ':' + part(u.identity()) + ':' + u.periodMillis() + ':';
   }
 
   /** The value itself when safe and short; else its digest. Either way at most 64 characters. */

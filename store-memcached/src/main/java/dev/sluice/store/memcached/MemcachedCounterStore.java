@@ -76,6 +76,7 @@ public final class MemcachedCounterStore implements CounterStore {
   static final long MAX_RELATIVE_TTL = 60L * 60 * 24 * 30;
 
   private static final int CREATION_RACE_RETRIES = 3;
+
   static final int PREVIOUS_CACHE_SIZE = 100_000;
 
   /** Counts of ended windows, by key; cleared whole when full (refilled by one get each). */
@@ -190,7 +191,7 @@ public final class MemcachedCounterStore implements CounterStore {
   @Override
   public void decrement(List<CounterUpdate> updates) {
     for (CounterUpdate u : updates) {
-      String key = keys.key(u, u.window());
+      String key = keys.key(u);
       if (breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
         OperationFuture<Long> unused = client.asyncDecr(key, u.delta());
@@ -212,7 +213,7 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /** The key a counter's window is stored under; for tests and operators. */
   String keyOf(CounterUpdate u) {
-    return keys.key(u, u.window());
+    return keys.key(u);
   }
 
   /** How many connections this store has opened, reconnections included; for tests. */
@@ -251,9 +252,9 @@ public final class MemcachedCounterStore implements CounterStore {
     List<String> unknown = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
-      current[i] = keys.key(u, u.window());
+      current[i] = keys.key(u);
       previous[i] = keys.key(u, u.window() - 1);
-      Long cached = previousCounts.get(previous[i]);
+      Long cached = u.running() ? Long.valueOf(0) : previousCounts.get(previous[i]);
       if (cached == null) {
         known[i] = -1;
         unknown.add(previous[i]);
@@ -268,7 +269,7 @@ public final class MemcachedCounterStore implements CounterStore {
     try {
       for (int i = 0; i < n; i++) {
         CounterUpdate u = updates.get(i);
-        incrs[i] = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
+        incrs[i] = incr(current[i], u);
       }
       queueReads(unknown, gets);
     } catch (RuntimeException e) {
@@ -500,7 +501,7 @@ public final class MemcachedCounterStore implements CounterStore {
         CounterUpdate u = updates.get(i);
         for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
           // Another instance created the key between our miss and our add: count again.
-          op = client.asyncIncr(current[i], u.delta(), u.delta(), expiry(u.periodMillis()));
+          op = incr(current[i], u);
           v = value(get(op, deadline));
         }
         if (v < 0 && succeeded(op)) {
@@ -513,8 +514,33 @@ public final class MemcachedCounterStore implements CounterStore {
         if (v < 0) {
           throw new StoreUnavailableException("incr of " + current[i] + " failed");
         }
+        if (u.running() && v - u.delta() < u.floor()) {
+          return catchUp(i);
+        }
         return v;
       }
+    }
+
+    /**
+     * A running counter that was behind its floor: a token bucket that is full (its theoretical
+     * arrival time has passed), the usual state of a client within its rate. This request is
+     * decided as on a full bucket, and the counter is moved up to the floor plus this request by a
+     * {@code set} that nobody waits for: no compare-and-swap, no retry, and still one round trip.
+     * Increments other instances make between this {@code incr} and that {@code set} are
+     * overwritten: at most the requests that reach one full bucket within one round trip go
+     * uncounted, once per refill. A drained bucket (a client at or over its rate, an attacker's hot
+     * key) is never behind, and never takes this path.
+     */
+    private long catchUp(int i) {
+      CounterUpdate u = updates.get(i);
+      long caughtUp = u.floor() + u.delta();
+      try {
+        var unused = client.set(current[i], expiry(u.periodMillis()), Long.toString(caughtUp));
+      } catch (RuntimeException e) {
+        // Not sent: the next request that finds the counter behind sends it again.
+        LOG.debug("catching up {} failed", current[i], e);
+      }
+      return caughtUp;
     }
 
     private void readPrevious(long[] out, long deadline) {
@@ -580,6 +606,14 @@ public final class MemcachedCounterStore implements CounterStore {
       }
     }
     return out;
+  }
+
+  /**
+   * {@code incr} by the update's delta; a key memcached does not hold is created at the delta, or a
+   * running counter at its floor plus the delta.
+   */
+  private OperationFuture<Long> incr(String key, CounterUpdate u) {
+    return client.asyncIncr(key, u.delta(), u.floor() + u.delta(), expiry(u.periodMillis()));
   }
 
   private static boolean succeeded(OperationFuture<Long> op) {

@@ -1,0 +1,264 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.DoubleSupplier;
+
+/**
+ * One instance's side of load shedding: the priority class each request is in, and the
+ * worker-utilization shedder (Stripe's last line of defence). Utilization is this instance's
+ * requests in flight over its worker threads, over an adaptive estimate of its capacity (Netflix's
+ * {@code concurrency-limits}), or what a supplier the user gives says. A {@link SheddingController}
+ * turns it into a shedding amount, slowly, and each request of a sheddable class is dropped with
+ * the chance its rank gets: the lowest class first, never the critical one. Used by the HTTP
+ * layer's {@code RequestLimiter}; thread-safe.
+ */
+public final class LoadShedder {
+
+  /** The policy name of a refusal by the worker-utilization shedder. */
+  public static final String WORKERS = "worker-utilization";
+
+  /** The shedder names a {@link DecisionListener#onShed} hears. */
+  public static final String FLEET = "fleet-usage";
+
+  /** How often the controller samples utilization. */
+  static final long TICK_MILLIS = 1_000;
+
+  /** An adaptive capacity: its current estimate, and a completed request to learn from. */
+  interface Capacity {
+    int capacity();
+
+    void sample(long startNanos, long rttNanos, int inFlight);
+  }
+
+  private final SheddingController controller;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final int workers;
+  private final DoubleSupplier utilization;
+  private final Capacity adaptive;
+  private final InstantSource clock;
+  private final DoubleSupplier random;
+  private final DecisionListener listener;
+  private final long retryAfterMillis;
+  private final Object lock = new Object();
+  private volatile long nextUpdate = Long.MIN_VALUE;
+  private volatile double amount;
+
+  private LoadShedder(Builder b) {
+    this.controller = new SheddingController(b.delay, b.ramp);
+    this.amount = controller.amount();
+    this.workers = b.workers;
+    this.utilization = b.utilization;
+    this.adaptive = b.adaptive;
+    this.clock = b.clock;
+    this.random = b.random;
+    this.listener = b.listener;
+    this.retryAfterMillis = b.retryAfter.toMillis();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Whether the worker-utilization shedder is on (workers, a supplier or an adaptive limit). */
+  public boolean sheddingWorkers() {
+    return workers > 0 || utilization != null || adaptive != null;
+  }
+
+  /** Sets the request's class on its outcome; tells the listener if the fleet's shedder refused. */
+  public void classify(Outcome out, String priorityClass) {
+    out.priorityClass(priorityClass);
+    if (!out.allowed() && out.shed()) {
+      tell(priorityClass, FLEET);
+    }
+  }
+
+  /**
+   * Whether the worker-utilization shedder drops a request of rank {@code rank} among {@code ranks}
+   * sheddable ranks (1 is shed first; 0, the critical class, never is): a draw against the chance
+   * the current shedding amount gives that rank.
+   */
+  public boolean sheds(int rank, int ranks) {
+    if (!sheddingWorkers() || rank <= 0) {
+      return false;
+    }
+    double chance = SheddingController.dropChance(amount(clock.millis()), rank, ranks);
+    return chance > 0 && random.getAsDouble() < chance;
+  }
+
+  /** Marks {@code out} as refused by the worker-utilization shedder (a 503). */
+  public void shed(Outcome out) {
+    String cls = out.priorityClass();
+    out.shedByWorkers(Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1)), retryAfterMillis);
+    out.priorityClass(cls);
+    tell(cls, WORKERS);
+  }
+
+  /** Counts an admitted request in flight until its {@link #slots} are released. */
+  public void enter(Outcome out) {
+    if (sheddingWorkers()) {
+      inFlight.incrementAndGet();
+      out.inFlight = this;
+      out.inFlightSince = System.nanoTime();
+    }
+  }
+
+  /**
+   * {@code held}, and the request's place in a shedder's count of requests in flight when it
+   * entered one ({@link #enter}).
+   */
+  public static Slots slots(Outcome out, Slots held) {
+    LoadShedder owner = out.inFlight;
+    if (owner == null) {
+      return held;
+    }
+    out.inFlight = null;
+    long since = out.inFlightSince;
+    return held.with(() -> owner.exit(since));
+  }
+
+  private void exit(long since) {
+    int before = inFlight.getAndDecrement();
+    if (adaptive != null) {
+      try {
+        adaptive.sample(since, System.nanoTime() - since, before);
+      } catch (RuntimeException e) {
+        // An estimate that fails leaves the last one in force.
+      }
+    }
+  }
+
+  /** Requests this instance counts in flight. */
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  /** This instance's utilization now: from the supplier, or in flight over capacity. */
+  public double utilization() {
+    if (utilization != null) {
+      return utilization.getAsDouble();
+    }
+    return inFlight.get() / (double) Math.max(1, capacity());
+  }
+
+  private int capacity() {
+    return adaptive != null ? adaptive.capacity() : workers;
+  }
+
+  /**
+   * The shedding amount: below 0 while resting, up to 1 when every sheddable class is dropped;
+   * sampled at most once a second.
+   */
+  public double amount() {
+    return amount(clock.millis());
+  }
+
+  private double amount(long now) {
+    if (now < nextUpdate) {
+      return amount;
+    }
+    synchronized (lock) {
+      if (now >= nextUpdate) {
+        double u;
+        try {
+          u = utilization();
+        } catch (RuntimeException e) {
+          u = SheddingController.END_OF_GOOD; // unknown: neither shed more nor less
+        }
+        amount = controller.update(u, now);
+        nextUpdate = now + TICK_MILLIS;
+      }
+      return amount;
+    }
+  }
+
+  private void tell(String priorityClass, String shedder) {
+    try {
+      listener.onShed(priorityClass, shedder);
+    } catch (RuntimeException e) {
+      // A listener must not throw; if it does, the decision stands.
+    }
+  }
+
+  /** Configures a {@link LoadShedder}. */
+  public static final class Builder {
+    private int workers;
+    private DoubleSupplier utilization;
+    private Capacity adaptive;
+    private Duration delay = SheddingController.DEFAULT_DELAY;
+    private Duration ramp = SheddingController.DEFAULT_RAMP;
+    private Duration retryAfter = Duration.ofSeconds(1);
+    private InstantSource clock = InstantSource.system();
+    private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+    private DecisionListener listener = DecisionListener.NONE;
+
+    private Builder() {}
+
+    /** Utilization is requests in flight over {@code workers} threads. */
+    public Builder workers(int workers) {
+      if (workers < 0) {
+        throw new IllegalArgumentException("workers must be >= 0");
+      }
+      this.workers = workers;
+      return this;
+    }
+
+    /** Utilization is what {@code utilization} says, from 0 (idle) to 1 (every worker busy). */
+    public Builder utilization(DoubleSupplier utilization) {
+      this.utilization = utilization;
+      return this;
+    }
+
+    /**
+     * Utilization is requests in flight over Netflix's adaptive estimate of this instance's
+     * capacity (for example {@code Gradient2Limit.newDefault()}), which learns from each completed
+     * request's latency; for when the worker count is not known. Needs {@code
+     * com.netflix.concurrency-limits:concurrency-limits-core} on the class path.
+     */
+    public Builder adaptive(com.netflix.concurrency.limits.Limit limit) {
+      this.adaptive = NetflixCapacity.of(limit);
+      return this;
+    }
+
+    /** Full overload held this long before shedding starts (28 s). */
+    public Builder delay(Duration delay) {
+      this.delay = Objects.requireNonNull(delay, "delay");
+      return this;
+    }
+
+    /** Shedding moves from none to all at most this fast (120 s). */
+    public Builder ramp(Duration ramp) {
+      this.ramp = Objects.requireNonNull(ramp, "ramp");
+      return this;
+    }
+
+    /** What a shed request is told to wait (1 s). */
+    public Builder retryAfter(Duration retryAfter) {
+      this.retryAfter = Objects.requireNonNull(retryAfter, "retryAfter");
+      return this;
+    }
+
+    public Builder clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The draws, uniform in [0, 1): a seeded source makes a test repeatable. */
+    public Builder random(DoubleSupplier random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    public Builder listener(DecisionListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    public LoadShedder build() {
+      return new LoadShedder(this);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+package dev.sluice;
+
+import com.netflix.concurrency.limits.Limit;
+
+/**
+ * A Netflix {@link Limit} (Vegas, Gradient2…) as the worker shedder's capacity. Kept apart so the
+ * optional {@code concurrency-limits-core} is loaded only by those who use it.
+ */
+final class NetflixCapacity implements LoadShedder.Capacity {
+
+  private final Limit limit;
+
+  private NetflixCapacity(Limit limit) {
+    this.limit = limit;
+  }
+
+  static LoadShedder.Capacity of(Limit limit) {
+    return new NetflixCapacity(java.util.Objects.requireNonNull(limit, "limit"));
+  }
+
+  @Override
+  public int capacity() {
+    return limit.getLimit();
+  }
+
+  @Override
+  public void sample(long startNanos, long rttNanos, int inFlight) {
+    limit.onSample(startNanos, rttNanos, inFlight, false);
+  }
+}
