@@ -223,6 +223,17 @@ public final class LoadShedder {
       return this;
     }
 
+    /**
+     * {@link #adaptive(com.netflix.concurrency.limits.Limit)} with Netflix's default {@code
+     * gradient2} or {@code vegas} limit.
+     *
+     * @throws IllegalArgumentException for another name
+     */
+    public Builder adaptive(String limit) {
+      this.adaptive = NetflixCapacity.named(limit);
+      return this;
+    }
+
     /** Full overload held this long before shedding starts (28 s). */
     public Builder delay(Duration delay) {
       this.delay = Objects.requireNonNull(delay, "delay");

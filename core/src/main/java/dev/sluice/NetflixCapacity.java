@@ -18,6 +18,17 @@ final class NetflixCapacity implements LoadShedder.Capacity {
     return new NetflixCapacity(java.util.Objects.requireNonNull(limit, "limit"));
   }
 
+  /** Netflix's default {@code gradient2} or {@code vegas} limit. */
+  static LoadShedder.Capacity named(String name) {
+    return switch (name) {
+      case "gradient2" -> of(com.netflix.concurrency.limits.limit.Gradient2Limit.newDefault());
+      case "vegas" -> of(com.netflix.concurrency.limits.limit.VegasLimit.newDefault());
+      default ->
+          throw new IllegalArgumentException(
+              "unknown adaptive limit '" + name + "' (use gradient2 or vegas)");
+    };
+  }
+
   @Override
   public int capacity() {
     return limit.getLimit();

@@ -470,13 +470,7 @@ public final class RequestLimiter {
       LoadShedder.Builder b =
           engine.loadShedder().delay(s.delay()).ramp(s.ramp()).retryAfter(s.retryAfter());
       s.workers().ifPresent(b::workers);
-      s.adaptive()
-          .ifPresent(
-              a ->
-                  b.adaptive(
-                      a.equals("vegas")
-                          ? com.netflix.concurrency.limits.limit.VegasLimit.newDefault()
-                          : com.netflix.concurrency.limits.limit.Gradient2Limit.newDefault()));
+      s.adaptive().ifPresent(b::adaptive);
       this.shedder = b.build();
     }
 

@@ -132,4 +132,16 @@ class LoadSheddingTest {
     b.release();
     assertEquals(0, l.loadShedder().orElseThrow().inFlight());
   }
+
+  @Test
+  void netflixsAdaptiveLimitCanBeTheCapacity() {
+    RequestLimiter l = limiter(Shedding.builder().classes(CLASSES).adaptive("gradient2").build());
+    Outcome out = new Outcome();
+    Slots a = enter(l, read(), out);
+    assertTrue(out.allowed());
+    double u = l.loadShedder().orElseThrow().utilization();
+    assertTrue(u > 0 && u < 1, "one request over Gradient2's estimate: " + u);
+    a.release();
+    assertEquals(0, l.loadShedder().orElseThrow().inFlight());
+  }
 }

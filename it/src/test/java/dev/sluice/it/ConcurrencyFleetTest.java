@@ -8,7 +8,6 @@ import dev.sluice.example.DemoResources;
 import dev.sluice.store.memcached.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -120,32 +119,16 @@ class ConcurrencyFleetTest {
             concurrency: 2
             slotTtl: 2s
         """);
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
-    Path jar =
-        Path.of("..", "example", "target", "sluice-example.jar").toAbsolutePath().normalize();
-    assertTrue(Files.exists(jar), "build the example module first: " + jar);
-    Process doomed =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                jar.toString(),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                Integer.toString(port),
-                "--memcached",
-                memcached.address(),
-                "--rules",
-                rules.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("doomed.log").toFile())
-            .start();
+    DemoProcess doomed =
+        DemoProcess.start(
+            dir.resolve("doomed.log"),
+            "--memcached",
+            memcached.address(),
+            "--rules",
+            rules.toString());
+    int port = doomed.port;
     Demo survivor = demo(rules);
     try {
-      waitForHealth(port);
       // Two requests that will still be running when their instance is killed. A probe through
       // the survivor that reaches the store before one of them gets that one refused; then the
       // attempt starts again on a fresh key (the first one's slots would expire while it runs).
@@ -161,8 +144,8 @@ class ConcurrencyFleetTest {
         int probe = slow(survivor.port(), key, 0).get(20, TimeUnit.SECONDS).statusCode();
         both = probe == 429 && held.stream().noneMatch(CompletableFuture::isDone);
       }
-      doomed.destroyForcibly();
-      assertTrue(doomed.waitFor(20, TimeUnit.SECONDS));
+      doomed.process.destroyForcibly();
+      assertTrue(doomed.process.waitFor(20, TimeUnit.SECONDS));
       for (CompletableFuture<HttpResponse<String>> h : held) {
         assertTrue(
             h.handle((r, e) -> e != null).get(20, TimeUnit.SECONDS),
@@ -178,27 +161,8 @@ class ConcurrencyFleetTest {
       double bound = 2 * ttl.toSeconds() + 1;
       assertTrue(seconds <= bound + 1.5, "back after " + seconds + " s; bound " + bound + " s");
     } finally {
-      doomed.destroyForcibly();
+      doomed.close();
       survivor.close();
     }
-  }
-
-  private void waitForHealth(int port) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      try {
-        HttpResponse<String> r =
-            http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) {
-          return;
-        }
-      } catch (java.io.IOException e) {
-        // not up yet
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("the demo on port " + port + " never answered /health");
   }
 }

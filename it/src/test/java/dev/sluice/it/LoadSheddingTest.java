@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -70,32 +69,11 @@ class LoadSheddingTest {
           workers: { threads: 8, delay: 2s, ramp: 10s }
         rules: []
         """);
-    int port;
-    try (ServerSocket s = new ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
-    Path jar =
-        Path.of("..", "example", "target", "sluice-example.jar").toAbsolutePath().normalize();
-    assertTrue(Files.exists(jar), "build the example module first: " + jar);
-    Process demo =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                jar.toString(),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                Integer.toString(port),
-                "--workers",
-                "8",
-                "--rules",
-                rules.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("demo.log").toFile())
-            .start();
+    DemoProcess demo =
+        DemoProcess.start(dir.resolve("demo.log"), "--workers", "8", "--rules", rules.toString());
+    int port = demo.port;
     ExecutorService pool = Executors.newFixedThreadPool(32);
     try {
-      waitForHealth(port);
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       // Per kind: [200s, 503s by the fleet, 503s by the workers, other]; latencies of successes.
       AtomicLongArray counts = new AtomicLongArray(KINDS.size() * 4);
@@ -186,8 +164,7 @@ class LoadSheddingTest {
       System.out.println("load shedding, 8 workers at 4x: " + summary + ", critical p99 " + p99);
     } finally {
       pool.shutdownNow();
-      demo.destroyForcibly();
-      demo.waitFor(20, TimeUnit.SECONDS);
+      demo.close();
     }
   }
 
@@ -206,24 +183,5 @@ class LoadSheddingTest {
       b.header(k.header(), "true");
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private void waitForHealth(int port) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      try {
-        HttpResponse<String> r =
-            http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not up yet
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("the demo on port " + port + " never answered /health");
   }
 }

@@ -14,7 +14,6 @@ import dev.sluice.store.inmemory.InMemoryCounterStore;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -121,40 +120,5 @@ public class ConcurrencyBenchmark {
     Optional<Limiter.Listener> l = netflix.acquire(null);
     l.ifPresent(Limiter.Listener::onSuccess);
     return l.isPresent();
-  }
-
-  /** A request to the limited endpoint, with its API key. */
-  private static final class SlowRequest implements RequestInfo {
-    private static final List<String> KEY = List.of("key-1");
-
-    @Override
-    public String method() {
-      return "GET";
-    }
-
-    @Override
-    public String path() {
-      return "/api/v1/slow";
-    }
-
-    @Override
-    public List<String> headers(String name) {
-      return name.equalsIgnoreCase("X-Api-Key") ? KEY : List.of();
-    }
-
-    @Override
-    public Optional<String> remoteAddress() {
-      return Optional.of("192.0.2.7");
-    }
-
-    @Override
-    public Optional<String> principal() {
-      return Optional.empty();
-    }
-
-    @Override
-    public Optional<Object> attribute(String name) {
-      return Optional.empty();
-    }
   }
 }

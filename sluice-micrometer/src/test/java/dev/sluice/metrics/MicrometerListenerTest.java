@@ -61,6 +61,31 @@ class MicrometerListenerTest {
   }
 
   @Test
+  void aShedRequestIsCountedByClassAndShedder() {
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .clock(new FakeClock())
+            .listener(new MicrometerListener(registry))
+            .rules(
+                YamlRules.parse(
+                    """
+            loadShedding: { fleet: { capacity: 1, reserve: 0 } }
+            rules: []
+            """,
+                    "shed.yaml"))
+            .build();
+    dev.sluice.Outcome held = new dev.sluice.Outcome();
+    assertTrue(l.decide(request("192.0.2.11"), held));
+    var slots = l.slots(held);
+    dev.sluice.Outcome out = new dev.sluice.Outcome();
+    assertTrue(!l.decide(request("192.0.2.12"), out) && out.shed());
+    var shed =
+        registry.find("sluice.shed").tag("class", "reads").tag("shedder", "fleet-usage").counter();
+    assertEquals(1, shed == null ? 0 : shed.count());
+    slots.release();
+  }
+
+  @Test
   void aFailureInsideADecisionIsCountedAndFailsOpen() {
     RequestLimiter l =
         RequestLimiter.builder(store)

@@ -35,6 +35,7 @@ class ServletConcurrencyTest {
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private volatile CountDownLatch asyncStarted = new CountDownLatch(1);
+  private final CountDownLatch slowEntered = new CountDownLatch(1);
   private volatile AsyncContext pending;
   private HttpServer server;
   private int port;
@@ -73,6 +74,27 @@ class ServletConcurrencyTest {
               }
             })
         .addMapping("/plain");
+    app.addServlet(
+            "slow",
+            new HttpServlet() {
+              @Override
+              protected void doGet(HttpServletRequest req, HttpServletResponse res)
+                  throws IOException {
+                slowEntered.countDown();
+                try {
+                  Thread.sleep(500);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                // A large body to a client that is gone: the write fails, or is dropped.
+                byte[] chunk = new byte[64 * 1024];
+                for (int i = 0; i < 32; i++) {
+                  res.getOutputStream().write(chunk);
+                  res.flushBuffer();
+                }
+              }
+            })
+        .addMapping("/slow");
     var async =
         app.addServlet(
             "async",
@@ -120,6 +142,29 @@ class ServletConcurrencyTest {
       assertEquals(500, get("/plain?fail=1", "k1").get(30, TimeUnit.SECONDS).statusCode());
     }
     assertEquals(0, inFlight("k1"));
+  }
+
+  @Test
+  void aClientThatDisconnectsMidRequestGivesItsSlotBack() throws Exception {
+    try (java.net.Socket socket =
+        new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+      socket
+          .getOutputStream()
+          .write(
+              "GET /app/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: k4\r\n\r\n"
+                  .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      assertTrue(slowEntered.await(30, TimeUnit.SECONDS));
+      assertEquals(1, inFlight("k4"), "held while the servlet runs");
+      // Gone at once, with a reset: no response will be read.
+      socket.setSoLinger(true, 0);
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (inFlight("k4") != 0 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertEquals(0, inFlight("k4"), "given back although the client never read the response");
+    assertEquals(200, get("/plain", "k4").get(30, TimeUnit.SECONDS).statusCode());
   }
 
   @Test

@@ -1,0 +1,91 @@
+package dev.sluice.it;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The demo as its own process ({@code example/target/sluice-example.jar}) on a free loopback port,
+ * for tests that kill it or load it as a user would; started healthy, its output in {@code log}.
+ */
+final class DemoProcess implements AutoCloseable {
+
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  final Process process;
+  final int port;
+
+  private DemoProcess(Process process, int port) {
+    this.process = process;
+    this.port = port;
+  }
+
+  /** Starts the demo with {@code args} (after {@code --host} and {@code --port}) and waits. */
+  static DemoProcess start(Path log, String... args) throws IOException, InterruptedException {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    Path jar =
+        Path.of("..", "example", "target", "sluice-example.jar").toAbsolutePath().normalize();
+    assertTrue(Files.exists(jar), "build the example module first: " + jar);
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                jar.toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port)));
+    cmd.addAll(List.of(args));
+    Process p =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    DemoProcess demo = new DemoProcess(p, port);
+    try {
+      demo.waitForHealth();
+    } catch (AssertionError | InterruptedException e) {
+      demo.close();
+      throw e;
+    }
+    return demo;
+  }
+
+  private void waitForHealth() throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      try {
+        HttpResponse<String> r =
+            HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not up yet
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("the demo on port " + port + " never answered /health");
+  }
+
+  /** Kills it (SIGKILL) and waits for it to go. */
+  @Override
+  public void close() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor(20, TimeUnit.SECONDS);
+  }
+}
