@@ -43,6 +43,10 @@ public final class LoadShedder {
   private final DoubleSupplier random;
   private final DecisionListener listener;
   private final long retryAfterMillis;
+
+  /** What a shed outcome names as the shedder's capacity, when it is fixed. */
+  private final Tier fixedTier;
+
   private final Object lock = new Object();
   private volatile long nextUpdate = Long.MIN_VALUE;
   private volatile double amount;
@@ -57,6 +61,7 @@ public final class LoadShedder {
     this.random = b.random;
     this.listener = b.listener;
     this.retryAfterMillis = b.retryAfter.toMillis();
+    this.fixedTier = Tier.of(Math.max(1, workers), Duration.ofSeconds(1));
   }
 
   public static Builder builder() {
@@ -92,7 +97,9 @@ public final class LoadShedder {
   /** Marks {@code out} as refused by the worker-utilization shedder (a 503). */
   public void shed(Outcome out) {
     String cls = out.priorityClass();
-    out.shedByWorkers(Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1)), retryAfterMillis);
+    Tier tier =
+        adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
+    out.shedByWorkers(tier, retryAfterMillis);
     out.priorityClass(cls);
     tell(cls, WORKERS);
   }

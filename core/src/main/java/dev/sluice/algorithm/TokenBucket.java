@@ -10,16 +10,13 @@ package dev.sluice.algorithm;
  * <p>The TAT is a running counter in the store ({@link dev.sluice.spi.CounterBatch#floor}), in
  * units of {@code 1/rate} ms since 2020-01-01: a millisecond is {@code rate} units and one token's
  * interval is {@code period} (ms) units, so every step is an exact integer and a store's plain
- * atomic add ({@code incr}) moves it; {@code max(TAT, now)} is the floor. Rates up to {@value
- * #MAX_RATE} per period fit in a long for centuries.
+ * atomic add ({@code incr}) moves it; {@code max(TAT, now)} is the floor. Rates up to {@link
+ * #MAX_BUCKET_TOKENS} per period fit in a long for centuries.
  */
 final class TokenBucket implements WindowLimit {
 
   /** 2020-01-01T00:00:00Z: where the TAT counts from. */
   static final long EPOCH_MILLIS = 1_577_836_800_000L;
-
-  /** The highest rate (tokens per period) whose TAT fits a long until past 2200. */
-  static final long MAX_RATE = MAX_BUCKET_TOKENS;
 
   private final long rate;
   private final long period;
@@ -27,13 +24,14 @@ final class TokenBucket implements WindowLimit {
   private final long fill;
 
   TokenBucket(long rate, long periodMillis, long burst) {
-    if (rate > MAX_RATE) {
+    // Up to this rate the TAT, in units of 1/rate ms since 2020, fits a long until past 2200.
+    if (rate > MAX_BUCKET_TOKENS) {
       throw new IllegalArgumentException(
-          "a token bucket refills at most " + MAX_RATE + " tokens per period: " + rate);
+          "a token bucket refills at most " + MAX_BUCKET_TOKENS + " tokens per period: " + rate);
     }
-    if (burst > MAX_RATE) {
+    if (burst > MAX_BUCKET_TOKENS) {
       throw new IllegalArgumentException(
-          "a token bucket holds at most " + MAX_RATE + " tokens: " + burst);
+          "a token bucket holds at most " + MAX_BUCKET_TOKENS + " tokens: " + burst);
     }
     this.rate = rate;
     this.period = periodMillis;

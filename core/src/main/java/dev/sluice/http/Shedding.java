@@ -204,13 +204,19 @@ public final class Shedding {
 
     /** Full overload held this long before shedding starts; 28 s. */
     public Builder delay(Duration delay) {
-      this.delay = Objects.requireNonNull(delay, "delay");
+      if (delay.isNegative()) {
+        throw new IllegalArgumentException("delay must be >= 0");
+      }
+      this.delay = delay;
       return this;
     }
 
     /** Shedding goes from none to all at most this fast; 120 s. */
     public Builder ramp(Duration ramp) {
-      this.ramp = Objects.requireNonNull(ramp, "ramp");
+      if (ramp.isNegative() || ramp.isZero()) {
+        throw new IllegalArgumentException("ramp must be > 0");
+      }
+      this.ramp = ramp;
       return this;
     }
 

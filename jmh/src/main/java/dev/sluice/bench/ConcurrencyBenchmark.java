@@ -95,7 +95,7 @@ public class ConcurrencyBenchmark {
   @State(Scope.Thread)
   public static class Caller {
     final Outcome outcome = new Outcome();
-    final RequestInfo request = new SlowRequest();
+    final RequestInfo request = new BenchRequest("/api/v1/slow");
   }
 
   @Benchmark

@@ -8,8 +8,6 @@ import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -42,7 +40,7 @@ public class RequestDecisionBenchmark {
 
   private RequestLimiter limiter;
   private final Outcome outcome = new Outcome();
-  private final RequestInfo request = new Request();
+  private final RequestInfo request = new BenchRequest("/api/v1/report");
 
   @Setup
   public void setUp() {
@@ -68,42 +66,5 @@ public class RequestDecisionBenchmark {
   @Benchmark
   public boolean decide() {
     return limiter.decide(request, outcome);
-  }
-
-  /** A request as an adapter presents it: every value already a string the container holds. */
-  private static final class Request implements RequestInfo {
-    private final List<String> key = List.of("key-1");
-
-    @Override
-    public String method() {
-      return "GET";
-    }
-
-    @Override
-    public String path() {
-      return "/api/v1/report";
-    }
-
-    @Override
-    public List<String> headers(String name) {
-      return name.equalsIgnoreCase("X-Api-Key") ? key : List.of();
-    }
-
-    @Override
-    public Optional<String> remoteAddress() {
-      return ADDRESS;
-    }
-
-    @Override
-    public Optional<String> principal() {
-      return Optional.empty();
-    }
-
-    @Override
-    public Optional<Object> attribute(String name) {
-      return Optional.empty();
-    }
-
-    private static final Optional<String> ADDRESS = Optional.of("192.0.2.7");
   }
 }

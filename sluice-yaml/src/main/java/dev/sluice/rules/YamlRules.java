@@ -322,14 +322,12 @@ public final class YamlRules {
           check(wm.get("adaptive"), wf + ".adaptive", () -> b.adaptive(a));
         }
         if (wm.containsKey("delay")) {
-          b.delay(duration(wm.get("delay"), wf + ".delay"));
+          Duration delay = duration(wm.get("delay"), wf + ".delay");
+          check(wm.get("delay"), wf + ".delay", () -> b.delay(delay));
         }
         if (wm.containsKey("ramp")) {
           Duration ramp = duration(wm.get("ramp"), wf + ".ramp");
-          if (ramp.isZero()) {
-            throw error(wm.get("ramp"), wf + ".ramp", "must be > 0");
-          }
-          b.ramp(ramp);
+          check(wm.get("ramp"), wf + ".ramp", () -> b.ramp(ramp));
         }
       }
       if (m.containsKey("retryAfter")) {
@@ -365,17 +363,7 @@ public final class YamlRules {
       Node matchNode = m.get("match");
       Map<String, Node> mm = mapping(matchNode, mf, Set.of("methods", "path", "prefix", "headers"));
       if (mm.containsKey("methods")) {
-        List<Node> items = sequence(mm.get("methods"), mf + ".methods");
-        List<String> methods = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-          String v = scalar(items.get(i), mf + ".methods[" + i + "]");
-          if (!v.matches("[A-Za-z]{1,20}")) {
-            throw error(
-                items.get(i), mf + ".methods[" + i + "]", "not an HTTP method: '" + v + "'");
-          }
-          methods.add(v);
-        }
-        c = c.withMethods(methods.toArray(new String[0]));
+        c = c.withMethods(methods(mm.get("methods"), mf + ".methods"));
       }
       if (mm.containsKey("path") && mm.containsKey("prefix")) {
         throw error(matchNode, mf, "give path or prefix, not both");
@@ -546,16 +534,7 @@ public final class YamlRules {
         String tf = f + ".tiers[" + i + "]";
         Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period", "burst"));
         Node limitNode = require(t, tiers.get(i), tf, "limit");
-        String limitText = scalar(limitNode, tf + ".limit");
-        long limit;
-        try {
-          limit = Long.parseLong(limitText.trim());
-        } catch (NumberFormatException e) {
-          throw error(limitNode, tf + ".limit", "not a whole number: '" + limitText + "'");
-        }
-        if (limit <= 0) {
-          throw error(limitNode, tf + ".limit", "must be > 0 (was " + limit + ")");
-        }
+        long limit = wholeNumber(limitNode, tf + ".limit");
         Node periodNode = require(t, tiers.get(i), tf, "period");
         String periodText = scalar(periodNode, tf + ".period");
         Duration period = period(periodText);
@@ -608,16 +587,7 @@ public final class YamlRules {
         }
       }
       Node n = m.get("concurrency");
-      String text = scalar(n, f + ".concurrency");
-      long limit;
-      try {
-        limit = Long.parseLong(text.trim());
-      } catch (NumberFormatException e) {
-        throw error(n, f + ".concurrency", "not a whole number: '" + text + "'");
-      }
-      if (limit <= 0) {
-        throw error(n, f + ".concurrency", "must be > 0 (was " + limit + ")");
-      }
+      long limit = wholeNumber(n, f + ".concurrency");
       Duration ttl = Rule.DEFAULT_SLOT_TTL;
       if (m.containsKey("slotTtl")) {
         String t = scalar(m.get("slotTtl"), f + ".slotTtl");
@@ -694,16 +664,7 @@ public final class YamlRules {
     void match(Node node, String f, Rule.Builder b) {
       Map<String, Node> m = mapping(node, f, Set.of("methods", "path", "prefix"));
       if (m.containsKey("methods")) {
-        List<Node> items = sequence(m.get("methods"), f + ".methods");
-        List<String> methods = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-          String v = scalar(items.get(i), f + ".methods[" + i + "]");
-          if (!v.matches("[A-Za-z]{1,20}")) {
-            throw error(items.get(i), f + ".methods[" + i + "]", "not an HTTP method: '" + v + "'");
-          }
-          methods.add(v);
-        }
-        b.methods(methods.toArray(new String[0]));
+        b.methods(methods(m.get("methods"), f + ".methods"));
       }
       if (m.containsKey("path") && m.containsKey("prefix")) {
         throw error(node, f, "give path or prefix, not both");
@@ -729,6 +690,20 @@ public final class YamlRules {
                 f,
                 "unknown algorithm '" + v + "' (use sliding-window, fixed-window or token-bucket)");
       };
+    }
+
+    /** A match's {@code methods}: a list of HTTP method names. */
+    String[] methods(Node node, String f) {
+      List<Node> items = sequence(node, f);
+      String[] methods = new String[items.size()];
+      for (int i = 0; i < items.size(); i++) {
+        String v = scalar(items.get(i), f + "[" + i + "]");
+        if (!v.matches("[A-Za-z]{1,20}")) {
+          throw error(items.get(i), f + "[" + i + "]", "not an HTTP method: '" + v + "'");
+        }
+        methods[i] = v;
+      }
+      return methods;
     }
 
     /** A whole number &gt; 0. */

@@ -253,8 +253,13 @@ public final class MemcachedCounterStore implements CounterStore {
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
       current[i] = keys.key(u);
+      if (u.running()) {
+        // One value, no previous window to read.
+        known[i] = 0;
+        continue;
+      }
       previous[i] = keys.key(u, u.window() - 1);
-      Long cached = u.running() ? Long.valueOf(0) : previousCounts.get(previous[i]);
+      Long cached = previousCounts.get(previous[i]);
       if (cached == null) {
         known[i] = -1;
         unknown.add(previous[i]);
