@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.algorithm.Count;
 import dev.sluice.algorithm.WindowLimit;
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterKey;
 import java.util.Arrays;
 
 /**
@@ -27,12 +28,35 @@ final class Call implements CounterBatch {
     WindowLimit limit;
     long window;
     long windowStart;
+
+    /**
+     * Where {@link #window} ends, and the offset it was found for: a decision in the same window
+     * for the same offset needs no division.
+     */
+    long windowEnd = Long.MIN_VALUE;
+
+    long windowOffset;
     long current;
     long previous;
     final Count count = new Count();
 
+    /** The counter's name, for stores that key counters by it. */
+    final CounterKey key = new CounterKey();
+
     Tier tier() {
       return entry.policy.tiers[tier];
+    }
+
+    /** Finds the window that holds {@code now} for the identity's {@code offset}. */
+    void locate(long now, long offset) {
+      if (now >= windowStart && now < windowEnd && offset == windowOffset) {
+        return;
+      }
+      long period = limit.periodMillis();
+      window = Math.floorDiv(now - offset, period);
+      windowStart = window * period + offset;
+      windowEnd = windowStart + period;
+      windowOffset = offset;
     }
   }
 
@@ -48,13 +72,25 @@ final class Call implements CounterBatch {
   /** Whether any added policy is counted in two layers. */
   boolean synced;
 
+  /**
+   * The most permits a request may ask for before some non-shadow policy could never let it pass:
+   * the least {@link Policy#maxPermits} of those added.
+   */
+  long maxPermits;
+
   void clear() {
     entryCount = 0;
     counterCount = 0;
     synced = false;
+    maxPermits = Long.MAX_VALUE;
   }
 
-  /** Adds a policy and one counter per tier. */
+  /**
+   * Adds a policy and one counter per tier. An outcome reused for the same policies and identities
+   * finds its fields already set, and leaves them: a reference store costs a garbage collector's
+   * write barrier.
+   */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   void add(Policy policy, String identity) {
     if (entryCount == entries.length) {
       entries = grow(entries);
@@ -64,11 +100,18 @@ final class Call implements CounterBatch {
       e = entries[entryCount] = new Entry();
     }
     entryCount++;
-    e.policy = policy;
-    e.identity = identity;
+    if (e.policy != policy) {
+      e.policy = policy;
+    }
+    if (e.identity != identity) {
+      e.identity = identity;
+    }
     e.firstCounter = counterCount;
     e.shadowFailed = false;
     synced |= policy.syncMillis > 0;
+    if (!policy.shadow) {
+      maxPermits = Math.min(maxPermits, policy.maxPermits);
+    }
     for (int t = 0; t < policy.tiers.length; t++) {
       if (counterCount == counters.length) {
         counters = grow(counters);
@@ -78,9 +121,16 @@ final class Call implements CounterBatch {
         c = counters[counterCount] = new Counter();
       }
       counterCount++;
-      c.entry = e;
+      if (c.entry != e) {
+        c.entry = e;
+      }
       c.tier = t;
-      c.limit = policy.limits[t];
+      WindowLimit limit = policy.limits[t];
+      if (c.limit != limit) {
+        c.limit = limit;
+        c.windowEnd = Long.MIN_VALUE;
+      }
+      c.key.set(policy.id, identity, limit.periodMillis());
     }
   }
 
@@ -118,6 +168,11 @@ final class Call implements CounterBatch {
   @Override
   public long periodMillis(int i) {
     return counters[i].limit.periodMillis();
+  }
+
+  @Override
+  public CounterKey key(int i) {
+    return counters[i].key;
   }
 
   @Override

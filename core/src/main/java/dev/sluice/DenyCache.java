@@ -17,6 +17,13 @@ final class DenyCache {
 
   private final ConcurrentHashMap<String, Denial> map = new ConcurrentHashMap<>();
   private final int capacity;
+
+  /**
+   * False once anything was cached: the allow path then reads one field instead of asking the map
+   * whether it is empty. Set back when a sweep empties the map.
+   */
+  private volatile boolean empty = true;
+
   private volatile boolean swept;
   private volatile long lastSweep;
 
@@ -26,7 +33,7 @@ final class DenyCache {
 
   /** The denial in force for {@code identity} at {@code now}, or null. */
   Denial get(String identity, long now) {
-    if (map.isEmpty()) {
+    if (empty) {
       // The usual state while nobody is over a limit: no hash lookup on the allow path.
       return null;
     }
@@ -48,6 +55,7 @@ final class DenyCache {
         return;
       }
     }
+    empty = false;
     map.merge(identity, denial, (a, b) -> a.untilMillis >= b.untilMillis ? a : b);
   }
 
@@ -58,6 +66,14 @@ final class DenyCache {
     swept = true;
     lastSweep = now;
     map.values().removeIf(d -> d.untilMillis <= now);
+    if (map.isEmpty()) {
+      empty = true;
+      if (!map.isEmpty()) {
+        // A put raced the check: its flag write may have come before ours. (One that lands after
+        // this check goes unseen until the next put: a store call, never a wrong answer.)
+        empty = false;
+      }
+    }
   }
 
   int capacity() {

@@ -87,7 +87,9 @@ public final class Engine {
       throw new IllegalArgumentException("a decision's outcome is read-only: pass a new Outcome()");
     }
     out.call.clear();
-    out.inFlight = null;
+    if (out.inFlight != null) {
+      out.inFlight = null;
+    }
   }
 
   /** Adds a policy that applies, counted against {@code identity}. */

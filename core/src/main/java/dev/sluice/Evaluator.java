@@ -57,7 +57,7 @@ final class Evaluator {
     }
     Call call = out.call;
     long now = clock.millis();
-    if (oversized(call, permits, out) || denied(call, now, out)) {
+    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
       return;
     }
     call.permits = permits;
@@ -65,10 +65,7 @@ final class Evaluator {
     int n = call.size();
     for (int i = 0; i < n; i++) {
       Call.Counter c = call.counter(i);
-      long period = c.limit.periodMillis();
-      long offset = c.limit.offset(c.entry.identity);
-      c.window = Math.floorDiv(now - offset, period);
-      c.windowStart = c.window * period + offset;
+      c.locate(now, c.limit.offset(c.entry.identity));
     }
     try {
       if (call.synced) {
@@ -252,10 +249,9 @@ final class Evaluator {
     Tier tier = null;
     for (int e = 0; e < call.entries(); e++) {
       Policy p = call.entry(e).policy;
-      Tier t = p.tightest();
-      if (!p.shadow && permits > t.burst() && (tier == null || t.burst() < tier.burst())) {
+      if (permits > p.maxPermits && !p.shadow && (tier == null || p.maxPermits < tier.burst())) {
         worst = p;
-        tier = t;
+        tier = p.tightest();
       }
     }
     if (tier == null) {

@@ -17,7 +17,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   public static final int DEFAULT_DENY_CACHE_SIZE = 10_000;
 
   final CounterStore store;
-  InstantSource clock = InstantSource.system();
+  InstantSource clock = CoarseClock.shared();
   int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
   DecisionListener listener = DecisionListener.NONE;
 
@@ -33,7 +33,10 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     return (B) this;
   }
 
-  /** Where time comes from; the system clock by default. A fleet must share wall-clock time. */
+  /**
+   * Where time comes from: {@link CoarseClock#shared()}, the system clock read once a millisecond,
+   * by default. A fleet must share wall-clock time.
+   */
   public B clock(InstantSource clock) {
     this.clock = Objects.requireNonNull(clock, "clock");
     return self();

@@ -375,24 +375,43 @@ public final class Outcome {
     this.allowed = allowed;
     bind(binding);
     this.retryAfterMillis = retryAfter;
-    this.storeStatus = StoreStatus.OK;
+    if (storeStatus != StoreStatus.OK) {
+      this.storeStatus = StoreStatus.OK;
+    }
     this.shadowRejected = shadowRejected;
     this.cached = false;
-    this.scope = Scope.ALL;
+    if (scope != Scope.ALL) {
+      this.scope = Scope.ALL;
+    }
   }
 
+  /**
+   * Takes the binding tier's figures from {@code c}. An outcome reused for the same policy holds
+   * the same references already, and keeps them: a reference store costs a garbage collector's
+   * write barrier, a comparison does not.
+   */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   private void bind(Call.Counter c) {
     Policy p = c.entry.policy;
-    this.policy = p.id;
-    this.tier = c.tier();
+    if (policy != p.id) {
+      this.policy = p.id;
+    }
+    Tier t = c.tier();
+    if (tier != t) {
+      this.tier = t;
+    }
+    if (algorithm != p.algorithm) {
+      this.algorithm = p.algorithm;
+    }
+    if (!priorityClass.isEmpty()) {
+      this.priorityClass = "";
+    }
     this.used = Math.max(0, c.count.used());
-    this.remaining = Math.max(0, tier.burst() - used);
+    this.remaining = Math.max(0, t.burst() - used);
     this.resetAfterMillis = Math.max(0, c.count.resetAt() - now);
     this.bindingShadow = p.shadow;
-    this.algorithm = p.algorithm;
     this.bindingExceeded = !c.count.passed();
     this.shed = p.shedding;
-    this.priorityClass = "";
   }
 
   private Quota quota(Call.Counter c) {

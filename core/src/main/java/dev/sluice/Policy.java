@@ -27,6 +27,9 @@ public final class Policy {
 
   private final Tier tightest;
 
+  /** The most permits one request may ask for: the tightest tier's burst. */
+  final long maxPermits;
+
   /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
   final DenyCache denyCache;
 
@@ -77,6 +80,7 @@ public final class Policy {
       }
     }
     this.tightest = t;
+    this.maxPermits = t.burst();
     this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
   }
 

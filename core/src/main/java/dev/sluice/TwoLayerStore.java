@@ -50,9 +50,8 @@ final class TwoLayerStore {
   private final Map<CounterKey, Local> counters = new ConcurrentHashMap<>();
 
   /** Each thread's lookup key: a decision allocates no key for a counter that exists. */
-  private final ThreadLocal<CounterKey> probes = ThreadLocal.withInitial(CounterKey::new);
-
   private final ConcurrentLinkedQueue<Local> due = new ConcurrentLinkedQueue<>();
+
   private final LogGate warnings = new LogGate(10_000);
   private final boolean background;
   private volatile boolean started;
@@ -181,8 +180,7 @@ final class TwoLayerStore {
       if (batch.syncMillis(i) <= 0) {
         continue;
       }
-      Local c =
-          counters.get(probes.get().set(batch.rule(i), batch.identity(i), batch.periodMillis(i)));
+      Local c = counters.get(batch.key(i));
       long own = 0;
       if (c != null) {
         synchronized (c) {
@@ -201,7 +199,7 @@ final class TwoLayerStore {
   }
 
   private boolean countLocally(CounterBatch batch, int i, long sync) {
-    CounterKey probe = probes.get().set(batch.rule(i), batch.identity(i), batch.periodMillis(i));
+    CounterKey probe = batch.key(i);
     long w = batch.window(i);
     long d = batch.delta(i);
     while (true) {
@@ -251,7 +249,7 @@ final class TwoLayerStore {
   List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
     List<CounterUpdate> rest = new ArrayList<>(0);
     for (CounterUpdate u : updates) {
-      Local c = counters.get(probes.get().set(u.rule(), u.identity(), u.periodMillis()));
+      Local c = counters.get(new CounterKey().set(u.rule(), u.identity(), u.periodMillis()));
       boolean done = false;
       if (c != null) {
         synchronized (c) {

@@ -48,6 +48,38 @@ class FixedWindowTest {
   }
 
   @Test
+  void aReusedOutcomeFindsEachRequestsWindowAsTheClockMovesEitherWay() {
+    RateLimiter l = limiter(2, Duration.ofSeconds(1));
+    RateLimiter staggered =
+        RateLimiter.fixedWindow(store)
+            .id("staggered")
+            .tier(2, Duration.ofSeconds(1))
+            .staggerWindows(true)
+            .clock(clock)
+            .denyCacheSize(0)
+            .build();
+    Outcome out = new Outcome();
+    long start = clock.millis();
+    assertTrue(l.tryAcquire("k", 1, out));
+    assertTrue(l.tryAcquire("k", 1, out));
+    assertFalse(l.tryAcquire("k", 1, out), "third in the window");
+    clock.advanceMillis(1_000);
+    assertTrue(l.tryAcquire("k", 1, out), "a new window");
+    assertEquals(1, out.used());
+    clock.set(start);
+    assertFalse(l.tryAcquire("k", 1, out), "the clock went back: the first window, still full");
+    // Another identity's windows begin elsewhere: the outcome's last window is not its own.
+    for (String k : new String[] {"a", "b", "c", "d"}) {
+      assertTrue(staggered.tryAcquire(k, 1, out));
+      assertTrue(staggered.tryAcquire(k, 1, out));
+      assertFalse(staggered.tryAcquire(k, 1, out), k + ": third in its window");
+      Outcome fresh = new Outcome();
+      assertFalse(staggered.tryAcquire(k, 1, fresh));
+      assertEquals(fresh.resetAfterMillis(), out.resetAfterMillis(), k + ": the same window");
+    }
+  }
+
+  @Test
   void rejectedRequestsGiveTheirPermitsBack() {
     RateLimiter l = limiter(2, Duration.ofSeconds(10));
     long w = clock.millis() / 10_000;

@@ -8,8 +8,12 @@ final class SlidingWindow extends Window {
 
   private static final double EPSILON = 1e-9;
 
+  /** {@code 1 / period}: a multiplication per decision instead of a division. */
+  private final double inversePeriod;
+
   SlidingWindow(long limit, long periodMillis) {
     super(limit, periodMillis);
+    this.inversePeriod = 1.0 / periodMillis;
   }
 
   @Override
@@ -19,7 +23,7 @@ final class SlidingWindow extends Window {
 
   @Override
   public void evaluate(Count c) {
-    double f = (c.now - c.windowStart) / (double) period;
+    double f = (c.now - c.windowStart) * inversePeriod;
     double decayed = c.previous * (1 - f);
     boolean pass = decayed + c.current <= limit + EPSILON;
     long after =

@@ -57,6 +57,15 @@ public interface CounterBatch {
     return 0;
   }
 
+  /**
+   * Counter {@code i}'s name as a map key: a new key by default. A batch may hand out the same
+   * object for {@code i} until its counters change; a store that keeps a key keeps a {@link
+   * CounterKey#copy}.
+   */
+  default CounterKey key(int i) {
+    return new CounterKey().set(rule(i), identity(i), periodMillis(i));
+  }
+
   /** The store's answer for counter {@code i}: the window's new count and the previous one's. */
   void counted(int i, long current, long previous);
 

@@ -2,49 +2,85 @@ package dev.sluice.spi;
 
 /**
  * A counter's name, {@code (rule, identity, periodMillis)}, as a map key for stores that keep
- * counters in memory. A lookup sets a per-thread probe and allocates nothing; a key that is stored
- * is a {@link #copy} and never changes afterwards. Not thread-safe.
+ * counters in memory. A lookup uses a key the batch reuses ({@link CounterBatch#key}) and allocates
+ * nothing; a key that is stored is a {@link #copy} (or a subclass made from one) and never changes
+ * afterwards. Equal to any key, of any subclass, of the same name. Not thread-safe.
  */
-public final class CounterKey {
+public class CounterKey {
 
   private String rule;
   private String identity;
   private long periodMillis;
   private int hash;
 
+  /** The stored key a store last found for this name, or this key. */
+  private CounterKey stored = this;
+
+  /** A key naming nothing yet: {@link #set} it. */
+  public CounterKey() {}
+
+  /** A key naming what {@code name} names, for a subclass that is stored as its own key. */
+  protected CounterKey(CounterKey name) {
+    this.rule = name.rule;
+    this.identity = name.identity;
+    this.periodMillis = name.periodMillis;
+    this.hash = name.hash;
+  }
+
   /** Names {@code (rule, identity, periodMillis)}; returns this key. */
-  public CounterKey set(String rule, String identity, long periodMillis) {
+  @SuppressWarnings("ReferenceEquality") // the same strings: nothing to do
+  public final CounterKey set(String rule, String identity, long periodMillis) {
+    if (rule == this.rule && identity == this.identity && periodMillis == this.periodMillis) {
+      // Named so already (the usual case of a reused key): no stores, no hashing.
+      return this;
+    }
     this.rule = rule;
     this.identity = identity;
     this.periodMillis = periodMillis;
+    this.stored = this;
     this.hash = (31 * rule.hashCode() + identity.hashCode()) * 31 + Long.hashCode(periodMillis);
     return this;
   }
 
-  /** A new key naming the same counter, to store. */
-  public CounterKey copy() {
-    return new CounterKey().set(rule, identity, periodMillis);
+  /**
+   * The stored key that a store {@link #remember}ed finding for this name, or this key itself when
+   * none was remembered since the name last changed. A store that keeps its counters as their own
+   * keys can then skip the lookup while one client keeps coming back; it must check that what it
+   * gets is still its own and still stored.
+   */
+  public final CounterKey stored() {
+    return stored;
   }
 
-  public String rule() {
+  /** Remembers the stored key a store found for this name, until the name changes. */
+  public final void remember(CounterKey stored) {
+    this.stored = stored;
+  }
+
+  /** A new key naming the same counter, to store. */
+  public final CounterKey copy() {
+    return new CounterKey(this);
+  }
+
+  public final String rule() {
     return rule;
   }
 
-  public String identity() {
+  public final String identity() {
     return identity;
   }
 
-  public long periodMillis() {
+  public final long periodMillis() {
     return periodMillis;
   }
 
   @Override
-  public int hashCode() {
+  public final int hashCode() {
     return hash;
   }
 
   @Override
-  public boolean equals(Object o) {
+  public final boolean equals(Object o) {
     return o instanceof CounterKey k
         && k.hash == hash
         && k.periodMillis == periodMillis

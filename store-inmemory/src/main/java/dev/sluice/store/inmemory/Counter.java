@@ -1,102 +1,182 @@
 package dev.sluice.store.inmemory;
 
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterKey;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The two newest windows of one counter, lock-free on the common path: window {@code w} lives in
- * slot {@code w & 1}, labelled with {@code w}. Adding to a window whose slot still holds an older
- * one resets the slot first (under the counter's monitor, rare: once per window); every other add
- * is one atomic add. Counts saturate at {@link Long#MAX_VALUE}.
+ * The two newest windows of one counter, and the counter's name: the store keeps each counter as
+ * its own key, so a lookup reaches the counts without another object. Lock-free on the common path:
+ * window {@code w} lives in slot {@code w & 1}, labelled with {@code w}. Adding to a window whose
+ * slot still holds an older one resets the slot first (under the counter's monitor, rare: once per
+ * window); every other add is one atomic add. Counts saturate at {@link Long#MAX_VALUE}.
  *
  * <p>A running counter ({@link CounterBatch#floor}) uses slot 0 alone: its label is the newest
  * window it was written in, for expiry, and its count the running value, moved by compare-and-set.
  */
-final class Counter {
+final class Counter extends CounterKey {
 
-  private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(long[].class);
+  private static final VarHandle LABEL0;
+  private static final VarHandle COUNT0;
+  private static final VarHandle LABEL1;
+  private static final VarHandle COUNT1;
 
-  /** {@code [label0, count0, label1, count1]}: each window slot's index and count. */
-  private final long[] slots = {Long.MIN_VALUE, 0, Long.MIN_VALUE, 0};
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      LABEL0 = l.findVarHandle(Counter.class, "label0", long.class);
+      COUNT0 = l.findVarHandle(Counter.class, "count0", long.class);
+      LABEL1 = l.findVarHandle(Counter.class, "label1", long.class);
+      COUNT1 = l.findVarHandle(Counter.class, "count1", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  // Each window slot's index and count; written through the handles above.
+  @SuppressWarnings("UnusedVariable")
+  private long label0 = Long.MIN_VALUE;
+
+  @SuppressWarnings("UnusedVariable")
+  private long count0;
+
+  @SuppressWarnings("UnusedVariable")
+  private long label1 = Long.MIN_VALUE;
+
+  @SuppressWarnings("UnusedVariable")
+  private long count1;
+
+  /** The store that holds this counter. */
+  final InMemoryCounterStore owner;
+
+  /** Set once the store has dropped the counter (expired or evicted). */
+  volatile boolean removed;
+
+  /** A counter of {@code owner}'s named as {@code name}, holding no window yet. */
+  Counter(InMemoryCounterStore owner, CounterKey name) {
+    super(name);
+    this.owner = owner;
+  }
+
+  // Slot s (0 or 1) through constant handles, so that each access compiles to one instruction.
+
+  private long label(int s) {
+    return s == 0 ? (long) LABEL0.getVolatile(this) : (long) LABEL1.getVolatile(this);
+  }
+
+  private void setLabel(int s, long w) {
+    if (s == 0) {
+      LABEL0.setVolatile(this, w);
+    } else {
+      LABEL1.setVolatile(this, w);
+    }
+  }
+
+  private long countOf(int s) {
+    return s == 0 ? (long) COUNT0.getVolatile(this) : (long) COUNT1.getVolatile(this);
+  }
+
+  private void setCount(int s, long c) {
+    if (s == 0) {
+      COUNT0.setVolatile(this, c);
+    } else {
+      COUNT1.setVolatile(this, c);
+    }
+  }
+
+  private long getAndAddCount(int s, long delta) {
+    return s == 0 ? (long) COUNT0.getAndAdd(this, delta) : (long) COUNT1.getAndAdd(this, delta);
+  }
+
+  private boolean casCount(int s, long expected, long c) {
+    return s == 0
+        ? COUNT0.compareAndSet(this, expected, c)
+        : COUNT1.compareAndSet(this, expected, c);
+  }
+
+  private static int slot(long w) {
+    return (int) (w & 1);
+  }
 
   /**
    * Adds to window {@code w} and reports (count of w, count of w − 1). A window older than the two
-   * newest counts as forgotten: the add is dropped and reported as if alone.
+   * newest counts as forgotten: the add is dropped and reported as if alone. Returns the count
+   * reported.
    */
-  void add(long w, long delta, CounterBatch out, int i) {
-    int at = (int) (w & 1) << 1;
+  long add(long w, long delta, CounterBatch out, int i) {
+    int s = slot(w);
     while (true) {
-      long label = (long) SLOTS.getVolatile(slots, at);
-      if (label == w) {
-        long before = (long) SLOTS.getAndAdd(slots, at + 1, delta);
+      long l = label(s);
+      if (l == w) {
+        long before = getAndAddCount(s, delta);
         long sum = before + delta;
         if (((before ^ sum) & (delta ^ sum)) < 0 || before < 0) {
           // Past Long.MAX_VALUE: stay there.
-          SLOTS.setVolatile(slots, at + 1, Long.MAX_VALUE);
+          setCount(s, Long.MAX_VALUE);
           sum = Long.MAX_VALUE;
         }
         out.counted(i, sum, count(w - 1));
-        return;
+        return sum;
       }
-      if (label > w) {
+      if (l > w) {
         out.counted(i, delta, 0);
-        return;
+        return delta;
       }
-      reset(at, w);
+      reset(s, w);
     }
   }
 
   /**
    * Raises the running value to {@code floor} if it is below, adds {@code delta}, and reports (new
-   * value, 0); marks it written in window {@code w}.
+   * value, 0); marks it written in window {@code w}. Returns the new value.
    */
-  void raise(long w, long floor, long delta, CounterBatch out, int i) {
+  long raise(long w, long floor, long delta, CounterBatch out, int i) {
     long v;
     long next;
     do {
-      v = (long) SLOTS.getVolatile(slots, 1);
+      v = (long) COUNT0.getVolatile(this);
       long from = Math.max(v, floor);
       next = from > Long.MAX_VALUE - delta ? Long.MAX_VALUE : from + delta;
-    } while (!SLOTS.compareAndSet(slots, 1, v, next));
+    } while (!COUNT0.compareAndSet(this, v, next));
     long label;
-    while ((label = (long) SLOTS.getVolatile(slots, 0)) < w
-        && !SLOTS.compareAndSet(slots, 0, label, w)) {
+    while ((label = (long) LABEL0.getVolatile(this)) < w && !LABEL0.compareAndSet(this, label, w)) {
       // Another writer moved the label; look again.
     }
     out.counted(i, next, 0);
+    return next;
   }
 
   /** Subtracts from the running value (never below 0). */
   void lower(long delta) {
     long c;
     do {
-      c = (long) SLOTS.getVolatile(slots, 1);
-    } while (!SLOTS.compareAndSet(slots, 1, c, Math.max(0, c - delta)));
+      c = (long) COUNT0.getVolatile(this);
+    } while (!COUNT0.compareAndSet(this, c, Math.max(0, c - delta)));
   }
 
   /** Puts window {@code w} in its slot with count 0, unless a writer already has. */
-  private synchronized void reset(int at, long w) {
-    if ((long) SLOTS.getVolatile(slots, at) < w) {
+  private synchronized void reset(int s, long w) {
+    if (label(s) < w) {
       // The count first: a writer that sees the new label must see the count it starts from.
-      SLOTS.setVolatile(slots, at + 1, 0L);
-      SLOTS.setVolatile(slots, at, w);
+      setCount(s, 0);
+      setLabel(s, w);
     }
   }
 
   /** The count of window {@code w}, or 0 if its slot holds another window. */
   private long count(long w) {
-    int at = (int) (w & 1) << 1;
-    long count = (long) SLOTS.getVolatile(slots, at + 1);
-    return (long) SLOTS.getVolatile(slots, at) == w ? count : 0;
+    int s = slot(w);
+    long count = countOf(s);
+    return label(s) == w ? count : 0;
   }
 
   /** Subtracts from window {@code w} (never below 0); a forgotten window stays forgotten. */
   void subtract(long w, long delta) {
-    int at = (int) (w & 1) << 1;
-    while ((long) SLOTS.getVolatile(slots, at) == w) {
-      long c = (long) SLOTS.getVolatile(slots, at + 1);
-      if (SLOTS.compareAndSet(slots, at + 1, c, Math.max(0, c - delta))) {
+    int s = slot(w);
+    while (label(s) == w) {
+      long c = countOf(s);
+      if (casCount(s, c, Math.max(0, c - delta))) {
         return;
       }
     }
@@ -104,6 +184,6 @@ final class Counter {
 
   /** The newest window this counter holds. */
   long newestWindow() {
-    return Math.max((long) SLOTS.getVolatile(slots, 0), (long) SLOTS.getVolatile(slots, 2));
+    return Math.max(label(0), label(1));
   }
 }

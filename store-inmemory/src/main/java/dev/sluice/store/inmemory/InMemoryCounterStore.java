@@ -2,6 +2,8 @@ package dev.sluice.store.inmemory;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Policy;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
@@ -26,7 +28,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * it was last counted, at most), swept a few at a time as new counters arrive.
  *
  * <p>A decision through {@link #increment(CounterBatch)} allocates nothing once its counters exist:
- * the lookup uses a per-thread probe key, and a counter is a lock-free pair of windows.
+ * the lookup uses the batch's own key ({@link CounterBatch#key}), and a counter is its own key and
+ * a lock-free pair of windows. A key remembers the counter found for it ({@link
+ * CounterKey#stored}), so an outcome that counts the same client again skips the lookup. A lookup
+ * does not tell the eviction policy of every use: one add in {@value #RECORD_EVERY} does, which
+ * keeps the frequencies it ranks counters by and spares the rest its bookkeeping.
  *
  * <p>Thread-safe; {@link #increment} and {@link #decrement} complete before they return.
  */
@@ -38,10 +44,13 @@ public final class InMemoryCounterStore implements CounterStore {
   /** How many counters each new counter's arrival checks for expiry. */
   private static final int SWEEP_PER_INSERT = 8;
 
+  /** One add in this many (by the counter's value) is told to the eviction policy. */
+  private static final int RECORD_EVERY = 64;
+
   private final Cache<CounterKey, Counter> counters;
+  private final Policy<CounterKey, Counter> policy;
   private final ConcurrentMap<CounterKey, Counter> map;
   private final InstantSource clock;
-  private final ThreadLocal<CounterKey> probes = ThreadLocal.withInitial(CounterKey::new);
   private final ReentrantLock sweeping = new ReentrantLock();
   private Iterator<Map.Entry<CounterKey, Counter>> sweep;
   private final InMemoryValues values;
@@ -55,8 +64,10 @@ public final class InMemoryCounterStore implements CounterStore {
             // Maintenance (eviction) runs on the calling thread: bounded at every moment, and no
             // background thread to own.
             .executor(Runnable::run)
+            .evictionListener((CounterKey k, Counter c, RemovalCause cause) -> c.removed = true)
             .build();
     this.map = counters.asMap();
+    this.policy = counters.policy();
   }
 
   /** A store with the default bound and the system clock. */
@@ -70,18 +81,19 @@ public final class InMemoryCounterStore implements CounterStore {
 
   @Override
   public void increment(CounterBatch batch) {
-    CounterKey probe = probes.get();
     for (int i = 0, n = batch.size(); i < n; i++) {
-      long period = batch.periodMillis(i);
-      Counter c = counters.getIfPresent(probe.set(batch.rule(i), batch.identity(i), period));
-      if (c == null) {
-        c = create(probe.copy());
-      }
+      CounterKey key = batch.key(i);
+      Counter c =
+          key.stored() instanceof Counter last && last.owner == this && !last.removed
+              ? last
+              : find(key);
       long floor = batch.floor(i);
-      if (floor > 0) {
-        c.raise(batch.window(i), floor, batch.delta(i), batch, i);
-      } else {
-        c.add(batch.window(i), batch.delta(i), batch, i);
+      long value =
+          floor > 0
+              ? c.raise(batch.window(i), floor, batch.delta(i), batch, i)
+              : c.add(batch.window(i), batch.delta(i), batch, i);
+      if (value % RECORD_EVERY == 0) {
+        var unused = counters.getIfPresent(c);
       }
     }
   }
@@ -135,17 +147,24 @@ public final class InMemoryCounterStore implements CounterStore {
     return out;
   }
 
-  /** The counter of a key not found: a new one, after sweeping a few expired ones. */
-  private Counter create(CounterKey key) {
-    sweep(SWEEP_PER_INSERT);
-    return counters.get(key, k -> new Counter());
+  /** The counter of {@code key}, a new one if none is stored; remembered in the key. */
+  private Counter find(CounterKey key) {
+    Counter c = policy.getIfPresentQuietly(key);
+    if (c == null) {
+      // After sweeping a few expired ones.
+      sweep(SWEEP_PER_INSERT);
+      Counter fresh = new Counter(this, key);
+      c = counters.get(fresh, k -> fresh);
+    }
+    key.remember(c);
+    return c;
   }
 
   @Override
   public void decrement(List<CounterUpdate> updates) {
-    CounterKey probe = probes.get();
+    CounterKey probe = new CounterKey();
     for (CounterUpdate u : updates) {
-      Counter c = counters.getIfPresent(probe.set(u.rule(), u.identity(), u.periodMillis()));
+      Counter c = policy.getIfPresentQuietly(probe.set(u.rule(), u.identity(), u.periodMillis()));
       if (c == null) {
         continue;
       }
@@ -175,8 +194,8 @@ public final class InMemoryCounterStore implements CounterStore {
           }
         }
         Map.Entry<CounterKey, Counter> e = sweep.next();
-        if (expired(e.getKey(), e.getValue(), now)) {
-          map.remove(e.getKey(), e.getValue());
+        if (expired(e.getValue(), now) && map.remove(e.getKey(), e.getValue())) {
+          e.getValue().removed = true;
         }
       }
     } finally {
@@ -188,12 +207,12 @@ public final class InMemoryCounterStore implements CounterStore {
    * Whether no one can ask for the counter any more: its newest window is neither current nor the
    * previous of a current one, whatever the identity's window offset.
    */
-  static boolean expired(CounterKey k, Counter c, long now) {
+  static boolean expired(Counter c, long now) {
     long newest = c.newestWindow();
     // A counter that holds no window yet was just created, and its first add is on its way: a
     // sweep that dropped it would let that add and a concurrent one land in two counters.
     return newest != Long.MIN_VALUE
-        && Math.floorDiv(now, k.periodMillis()) >= saturatedAdd(newest, 3);
+        && Math.floorDiv(now, c.periodMillis()) >= saturatedAdd(newest, 3);
   }
 
   private static long saturatedAdd(long a, long b) {
@@ -203,7 +222,15 @@ public final class InMemoryCounterStore implements CounterStore {
   /** How many counters are alive, after dropping every expired one and pending evictions. */
   public long liveCounters() {
     long now = clock.millis();
-    map.entrySet().removeIf(e -> expired(e.getKey(), e.getValue(), now));
+    map.values()
+        .removeIf(
+            c -> {
+              boolean expired = expired(c, now);
+              if (expired) {
+                c.removed = true;
+              }
+              return expired;
+            });
     counters.cleanUp();
     return counters.estimatedSize();
   }

@@ -35,7 +35,7 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     // Created, its first add not yet made: a concurrent sweep must leave it, or that add and a
     // concurrent one for the same key would land in two counters (a lost count).
     dev.sluice.spi.CounterKey k = new dev.sluice.spi.CounterKey().set("r", "k", 1_000);
-    assertEquals(false, InMemoryCounterStore.expired(k, new Counter(), Long.MAX_VALUE / 2));
+    assertEquals(false, InMemoryCounterStore.expired(new Counter(null, k), Long.MAX_VALUE / 2));
   }
 
   @Test
@@ -69,6 +69,107 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     assertEquals(1, s.liveCounters(), "the 1 s counter is gone, the 1 min one stays");
     clock.advance(Duration.ofMinutes(3));
     assertEquals(0, s.liveCounters());
+  }
+
+  /** One counter, named by one key object reused from call to call, as the engine's batch does. */
+  private static final class ReusedKey implements dev.sluice.spi.CounterBatch {
+    final dev.sluice.spi.CounterKey key = new dev.sluice.spi.CounterKey().set("r", "k", SECOND);
+    long window = W;
+    long current;
+
+    long add(InMemoryCounterStore s) {
+      s.increment(this);
+      return current;
+    }
+
+    @Override
+    public int size() {
+      return 1;
+    }
+
+    @Override
+    public String rule(int i) {
+      return key.rule();
+    }
+
+    @Override
+    public String identity(int i) {
+      return key.identity();
+    }
+
+    @Override
+    public long periodMillis(int i) {
+      return key.periodMillis();
+    }
+
+    @Override
+    public dev.sluice.spi.CounterKey key(int i) {
+      return key;
+    }
+
+    @Override
+    public long window(int i) {
+      return window;
+    }
+
+    @Override
+    public long delta(int i) {
+      return 1;
+    }
+
+    @Override
+    public void counted(int i, long current, long previous) {
+      this.current = current;
+    }
+  }
+
+  private static long addByName(InMemoryCounterStore s, long window) {
+    return s.increment(List.of(new CounterUpdate("r", "k", SECOND, window, 1)))[0];
+  }
+
+  @Test
+  void aKeyThatRemembersAnExpiredCounterCountsInTheOneStoredNow() {
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    ReusedKey batch = new ReusedKey();
+    assertEquals(1, batch.add(s));
+    assertEquals(2, batch.add(s), "the remembered counter");
+    clock.advanceMillis(3 * SECOND);
+    assertEquals(0, s.liveCounters(), "expired and dropped");
+    batch.window = W + 3;
+    assertEquals(1, batch.add(s));
+    assertEquals(1, s.liveCounters(), "counted in a counter the store holds");
+    assertEquals(2, addByName(s, W + 3), "a lookup by name finds the same counter");
+  }
+
+  @Test
+  void aKeyUsedWithTwoStoresCountsInEach() {
+    InMemoryCounterStore a = InMemoryCounterStore.builder().clock(clock).build();
+    InMemoryCounterStore b = InMemoryCounterStore.builder().clock(clock).build();
+    ReusedKey batch = new ReusedKey();
+    assertEquals(1, batch.add(a));
+    assertEquals(1, batch.add(b));
+    assertEquals(2, batch.add(a));
+    assertEquals(2, batch.add(b));
+  }
+
+  @Test
+  void aKeyThatRemembersAnEvictedCounterNeverCountsInIt() {
+    InMemoryCounterStore s = InMemoryCounterStore.builder().maximumCounters(2).clock(clock).build();
+    ReusedKey batch = new ReusedKey();
+    for (int i = 0; i < 200; i++) {
+      long remembered = batch.add(s);
+      // A flood of other clients, which evicts the counter from time to time.
+      for (int j = 0; j < 5; j++) {
+        s.increment(List.of(new CounterUpdate("r", "other-" + i + "-" + j, SECOND, W, 1)));
+      }
+      long byName = addByName(s, W);
+      // Both ways reach one counter, a stored one: the count by name follows the remembered one,
+      // unless the counter was evicted in between (then the name starts again at 1).
+      assertTrue(
+          byName == remembered + 1 || byName == 1,
+          "round " + i + ": remembered " + remembered + ", by name " + byName);
+      assertEquals(byName + 1, batch.add(s), "round " + i + ": the remembered counter is stored");
+    }
   }
 
   @Test
