@@ -375,43 +375,48 @@ public final class Outcome {
     this.allowed = allowed;
     bind(binding);
     this.retryAfterMillis = retryAfter;
-    if (storeStatus != StoreStatus.OK) {
-      this.storeStatus = StoreStatus.OK;
-    }
     this.shadowRejected = shadowRejected;
     this.cached = false;
-    if (scope != Scope.ALL) {
-      this.scope = Scope.ALL;
-    }
   }
 
-  /**
-   * Takes the binding tier's figures from {@code c}. An outcome reused for the same policy holds
-   * the same references already, and keeps them: a reference store costs a garbage collector's
-   * write barrier, a comparison does not.
-   */
-  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
+  /** Takes the binding tier's figures from {@code c}. */
   private void bind(Call.Counter c) {
     Policy p = c.entry.policy;
-    if (policy != p.id) {
-      this.policy = p.id;
-    }
     Tier t = c.tier();
-    if (tier != t) {
-      this.tier = t;
-    }
-    if (algorithm != p.algorithm) {
-      this.algorithm = p.algorithm;
-    }
-    if (!priorityClass.isEmpty()) {
-      this.priorityClass = "";
-    }
+    names(p, t, Scope.ALL);
     this.used = Math.max(0, c.count.used());
     this.remaining = Math.max(0, t.burst() - used);
     this.resetAfterMillis = Math.max(0, c.count.resetAt() - now);
     this.bindingShadow = p.shadow;
     this.bindingExceeded = !c.count.passed();
     this.shed = p.shedding;
+  }
+
+  /**
+   * Sets the binding policy and tier, what the outcome reports, a store that answered and no
+   * priority class. An outcome reused for the same policy holds the same references already, and
+   * keeps them: a reference store costs a garbage collector's write barrier, a comparison does not.
+   */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
+  private void names(Policy p, Tier t, Scope scope) {
+    if (policy != p.id) {
+      this.policy = p.id;
+    }
+    if (tier != t) {
+      this.tier = t;
+    }
+    if (algorithm != p.algorithm) {
+      this.algorithm = p.algorithm;
+    }
+    if (this.scope != scope) {
+      this.scope = scope;
+    }
+    if (storeStatus != StoreStatus.OK) {
+      this.storeStatus = StoreStatus.OK;
+    }
+    if (!priorityClass.isEmpty()) {
+      this.priorityClass = "";
+    }
   }
 
   private Quota quota(Call.Counter c) {
@@ -438,21 +443,16 @@ public final class Outcome {
       boolean cached) {
     this.applied = true;
     this.allowed = false;
-    this.policy = p.id;
-    this.algorithm = p.algorithm;
-    this.tier = tier;
+    names(p, tier, Scope.BINDING);
     this.used = used;
     this.remaining = Math.max(0, tier.burst() - used);
     this.resetAfterMillis = Math.max(0, resetAfterMillis);
     this.retryAfterMillis = retryAfterMillis;
     this.bindingShadow = false;
     this.bindingExceeded = true;
-    this.storeStatus = StoreStatus.OK;
     this.shadowRejected = false;
     this.cached = cached;
-    this.scope = Scope.BINDING;
     this.shed = p.shedding;
-    this.priorityClass = "";
   }
 
   /** The store (or the limiter) failed: decided without counts by {@code binding}'s setting. */

@@ -44,16 +44,17 @@ public class InMemoryDecisionBenchmark {
   /**
    * {@code sluice-sliding} and {@code sluice-fixed} decide into a per-thread {@link Outcome} (the
    * call the filters make); {@code sluice-decision} is the sliding window through the convenient
-   * {@link Decision}-returning call; {@code sluice-coarse} is the sliding window on {@link
-   * CoarseClock}, which saves the system-clock read every other limiter here pays; {@code
-   * sluice-bucket} is the token bucket (GCRA), the same job as Bucket4j's.
+   * {@link Decision}-returning call. All of them read the default clock, {@link CoarseClock}, as a
+   * user's limiter does; {@code sluice-system} is the sliding window on the system clock, the read
+   * every other limiter here pays on each call. {@code sluice-bucket} is the token bucket (GCRA),
+   * the same job as Bucket4j's.
    */
   @Param({
     "sluice-sliding",
     "sluice-fixed",
     "sluice-bucket",
     "sluice-decision",
-    "sluice-coarse",
+    "sluice-system",
     "bucket4j",
     "resilience4j",
     "guava"
@@ -93,12 +94,12 @@ public class InMemoryDecisionBenchmark {
                       .tier(limit, period)
                       .denyCacheSize(denyCache())
                       .build());
-          case "sluice-coarse" ->
+          case "sluice-system" ->
               sluice(
                   RateLimiter.slidingWindow(store())
                       .tier(limit, period)
                       .denyCacheSize(denyCache())
-                      .clock(CoarseClock.shared())
+                      .clock(java.time.InstantSource.system())
                       .build());
           case "sluice-decision" -> {
             RateLimiter l =
