@@ -19,19 +19,28 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class CoarseClock implements InstantSource {
 
-  private static final CoarseClock SHARED = new CoarseClock(1_000);
+  private static final CoarseClock SHARED = new CoarseClock(1_000, CoarseClock::daemon);
 
   /** {@link #millis} while no thread ticks. */
   private static final long STOPPED = Long.MIN_VALUE;
 
   private final int idleTicks;
+  private final java.util.function.Consumer<Runnable> starter;
   private volatile long millis = STOPPED;
 
   /** Whether a reader came since the last tick. */
   private volatile boolean read;
 
-  CoarseClock(int idleTicks) {
+  /** Ticks in a row without a reader; the ticking thread's alone. */
+  private int idle;
+
+  /**
+   * A clock whose ticking stops after {@code idleTicks} ticks without a read, started by {@code
+   * starter} (a daemon thread, or a test's hand).
+   */
+  CoarseClock(int idleTicks, java.util.function.Consumer<Runnable> starter) {
     this.idleTicks = idleTicks;
+    this.starter = starter;
   }
 
   /** The clock every limiter reads by default. */
@@ -58,37 +67,49 @@ public final class CoarseClock implements InstantSource {
       if (millis == STOPPED) {
         millis = now;
         read = true;
-        Thread t = new Thread(this::tick, "sluice-coarse-clock");
-        t.setDaemon(true);
-        // No application's class loader stays reachable from the thread.
-        t.setContextClassLoader(null);
-        t.start();
+        idle = 0;
+        starter.accept(this::run);
       }
     }
     return now;
   }
 
-  private void tick() {
-    int idle = 0;
-    while (true) {
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-      if (read) {
-        read = false;
-        idle = 0;
-      } else if (++idle >= idleTicks) {
-        synchronized (this) {
-          if (!read) {
-            millis = STOPPED;
-            return;
-          }
-        }
-        idle = 0;
-      }
-      millis = System.currentTimeMillis();
-    }
+  private static void daemon(Runnable ticking) {
+    Thread t = new Thread(ticking, "sluice-coarse-clock");
+    t.setDaemon(true);
+    // No application's class loader stays reachable from the thread.
+    t.setContextClassLoader(null);
+    t.start();
   }
 
-  /** Whether the thread is ticking; for tests. */
+  private void run() {
+    do {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    } while (tick());
+  }
+
+  /**
+   * One tick: reads the system clock, unless no reader came for {@code idleTicks} ticks; then it
+   * stops, and returns false.
+   */
+  boolean tick() {
+    if (read) {
+      read = false;
+      idle = 0;
+    } else if (++idle >= idleTicks) {
+      synchronized (this) {
+        if (!read) {
+          millis = STOPPED;
+          return false;
+        }
+      }
+      idle = 0;
+    }
+    millis = System.currentTimeMillis();
+    return true;
+  }
+
+  /** Whether the clock is ticking; for tests. */
   boolean ticking() {
     return millis != STOPPED;
   }

@@ -1,16 +1,19 @@
 package dev.sluice;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The default clock's thread: it never runs ahead, stops when unread, and starts again. */
+/** The default clock: it never runs ahead, stops ticking when unread, and starts again. */
 class CoarseClockTest {
 
   @Test
   void neverRunsAheadOfTheSystemClockAndLagsLittle() {
-    CoarseClock clock = new CoarseClock(1_000);
+    CoarseClock clock = CoarseClock.shared();
     long maxLag = 0;
     for (int i = 0; i < 200_000; i++) {
       long before = System.currentTimeMillis();
@@ -24,23 +27,25 @@ class CoarseClockTest {
   }
 
   @Test
-  void theThreadStopsWhenNobodyReadsAndStartsOnTheNextRead() throws InterruptedException {
-    CoarseClock clock = new CoarseClock(5);
-    assertFalse(clock.ticking(), "no thread before the first read");
+  void tickingStopsAfterIdleTicksWithoutAReadAndTheNextReadStartsIt() {
+    List<Runnable> started = new ArrayList<>();
+    CoarseClock clock = new CoarseClock(3, started::add);
+    assertFalse(clock.ticking(), "nothing ticks before the first read");
     long first = clock.millis();
     assertTrue(clock.ticking());
-    waitUntil(() -> !clock.ticking());
-    long second = clock.millis();
-    assertTrue(clock.ticking(), "a read starts it again");
-    assertTrue(second >= first);
-  }
-
-  private static void waitUntil(java.util.function.BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "the clock's thread never stopped");
-      Thread.sleep(5);
+    assertEquals(1, started.size(), "the first read starts the ticking");
+    assertTrue(clock.tick(), "read since the start");
+    for (int i = 0; i < 5; i++) {
+      long read = clock.millis();
+      assertTrue(read >= first);
+      assertTrue(clock.tick(), "a reader between ticks keeps it ticking");
     }
+    assertTrue(clock.tick(), "one tick without a read");
+    assertTrue(clock.tick(), "two");
+    assertFalse(clock.tick(), "the third stops it");
+    assertFalse(clock.ticking());
+    assertTrue(clock.millis() >= first, "a read while stopped reads the system clock");
+    assertTrue(clock.ticking());
+    assertEquals(2, started.size(), "and starts the ticking again");
   }
 }

@@ -3,14 +3,9 @@ package dev.sluice.bench;
 import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
-import dev.sluice.Outcome;
-import dev.sluice.Slots;
-import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
-import dev.sluice.spi.CounterStore;
-import dev.sluice.store.inmemory.InMemoryCounterStore;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import java.time.Duration;
@@ -48,8 +43,7 @@ public class ConcurrencyBenchmark {
   @Param({"in-memory", "memcached"})
   public String store;
 
-  private BenchMemcached memcached;
-  private CounterStore counters;
+  private BenchStore counters;
   private RequestLimiter limiter;
   private final Bulkhead bulkhead =
       Bulkhead.of(
@@ -63,14 +57,9 @@ public class ConcurrencyBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    if (store.equals("memcached")) {
-      memcached = BenchMemcached.start();
-      counters = memcached.store();
-    } else {
-      counters = InMemoryCounterStore.create();
-    }
+    counters = BenchStore.open(store);
     limiter =
-        RequestLimiter.builder(counters)
+        RequestLimiter.builder(counters.counters())
             .rules(
                 RuleSet.builder()
                     .rule(
@@ -86,24 +75,11 @@ public class ConcurrencyBenchmark {
   @TearDown(Level.Trial)
   public void tearDown() {
     counters.close();
-    if (memcached != null) {
-      memcached.close();
-    }
-  }
-
-  /** Each thread's reused outcome and request. */
-  @State(Scope.Thread)
-  public static class Caller {
-    final Outcome outcome = new Outcome();
-    final RequestInfo request = new BenchRequest("/api/v1/slow");
   }
 
   @Benchmark
-  public boolean sluice(Caller c) {
-    boolean allowed = limiter.decide(c.request, c.outcome);
-    Slots s = limiter.slots(c.outcome);
-    s.release();
-    return allowed && s.holds();
+  public boolean sluice(BenchCaller c) {
+    return c.inAndOut(limiter);
   }
 
   @Benchmark

@@ -81,7 +81,11 @@ public class PartsBenchmark {
     }
   }
 
-  /** The in-memory store's increment of one counter, without the engine around it. */
+  /**
+   * The in-memory store's increment of one counter, without the engine around it: the batch names
+   * it with a new key each call ({@link dev.sluice.spi.CounterBatch#key}'s default), so the store
+   * looks it up every time.
+   */
   @Benchmark
   public long storeIncrement() {
     store.increment(batch);

@@ -3,15 +3,10 @@ package dev.sluice.bench;
 import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
-import dev.sluice.Outcome;
-import dev.sluice.Slots;
 import dev.sluice.http.PriorityClass;
-import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
 import dev.sluice.http.Shedding;
-import dev.sluice.spi.CounterStore;
-import dev.sluice.store.inmemory.InMemoryCounterStore;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -48,20 +43,14 @@ public class SheddingBenchmark {
   @Param({"workers-only", "in-memory", "memcached"})
   public String store;
 
-  private BenchMemcached memcached;
-  private CounterStore counters;
+  private BenchStore counters;
   private RequestLimiter limiter;
   private final Limiter<Void> netflix =
       SimpleLimiter.newBuilder().limit(Gradient2Limit.newDefault()).build();
 
   @Setup(Level.Trial)
   public void setUp() {
-    if (store.equals("memcached")) {
-      memcached = BenchMemcached.start();
-      counters = memcached.store();
-    } else {
-      counters = InMemoryCounterStore.create();
-    }
+    counters = BenchStore.open(store);
     Shedding.Builder shedding =
         Shedding.builder()
             .classes(
@@ -77,7 +66,7 @@ public class SheddingBenchmark {
       shedding.fleet(1_000_000, 0.2);
     }
     limiter =
-        RequestLimiter.builder(counters)
+        RequestLimiter.builder(counters.counters())
             .rules(RuleSet.builder().shedding(shedding.build()).build())
             .build();
   }
@@ -85,24 +74,11 @@ public class SheddingBenchmark {
   @TearDown(Level.Trial)
   public void tearDown() {
     counters.close();
-    if (memcached != null) {
-      memcached.close();
-    }
-  }
-
-  /** Each thread's reused outcome and request. */
-  @State(Scope.Thread)
-  public static class Caller {
-    final Outcome outcome = new Outcome();
-    final RequestInfo request = new BenchRequest("/api/v1/slow");
   }
 
   @Benchmark
-  public boolean sluice(Caller c) {
-    boolean allowed = limiter.decide(c.request, c.outcome);
-    Slots s = limiter.slots(c.outcome);
-    s.release();
-    return allowed && s.holds();
+  public boolean sluice(BenchCaller c) {
+    return c.inAndOut(limiter);
   }
 
   @Benchmark
