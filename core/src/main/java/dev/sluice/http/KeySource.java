@@ -58,7 +58,9 @@ final class KeySource {
       String name = s.substring(colon + 1).trim();
       switch (lower.substring(0, colon)) {
         case "header":
-          return new KeySource(Kind.HEADER, name, s);
+          // Header names are case-insensitive; adapters' maps (Jersey's, Tomcat's) lower-case the
+          // name they are asked for, which costs nothing when it already is.
+          return new KeySource(Kind.HEADER, name.toLowerCase(Locale.ROOT), s);
         case "path":
           return new KeySource(Kind.PATH, name, s);
         case "attribute":

@@ -1,5 +1,6 @@
 package dev.sluice.http;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Engine;
 import dev.sluice.KnobWatcher;
@@ -297,6 +298,15 @@ public final class RequestLimiter {
     return LoadShedder.slots(out, engine.slots(out));
   }
 
+  /**
+   * Whether a decision under the rules in force, bound ones included, may hold {@link Slots}: a
+   * {@code concurrency:} rule or load shedding is enabled. An adapter that has to follow each
+   * request to its end to release them need not follow any while this is false.
+   */
+  public boolean mayHoldSlots() {
+    return compiled.holdsSlots;
+  }
+
   /** The worker shedder in force, when the rules shed load by worker utilization. */
   public Optional<LoadShedder> loadShedder() {
     Shed s = compiled.shed;
@@ -415,6 +425,10 @@ public final class RequestLimiter {
                         ? before.shed
                         : new Shed(s, engine))
             .orElse(null);
+    boolean holdsSlots =
+        shed != null
+            || active.stream().anyMatch(Active::holdsSlots)
+            || boundActive.values().stream().anyMatch(Active::holdsSlots);
     return new Compiled(
         rules,
         rules.enabled() && k.enabled(),
@@ -422,7 +436,8 @@ public final class RequestLimiter {
         List.copyOf(bound),
         Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),
-        shed);
+        shed,
+        holdsSlots);
   }
 
   /**
@@ -528,7 +543,8 @@ public final class RequestLimiter {
       List<Rule> bound,
       Map<String, Active> boundActive,
       ClientAddress clients,
-      Shed shed) {}
+      Shed shed,
+      boolean holdsSlots) {}
 
   /**
    * An enabled rule compiled for requests: its path pattern, methods and key sources, its policy,
@@ -574,6 +590,10 @@ public final class RequestLimiter {
         }
       }
       return null;
+    }
+
+    boolean holdsSlots() {
+      return rule.algorithm() == Algorithm.CONCURRENCY;
     }
 
     Policy policyFor(OptionalLong quota) {

@@ -9,8 +9,10 @@ import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +36,29 @@ final class Responses {
    * What a request's decisions leave for its response: whether the binding one allowed, how much it
    * left, and its headers, written once from the live outcome.
    */
-  record Applied(boolean allowed, long remaining, List<Map.Entry<String, String>> headers) {}
+  static final class Applied implements BiConsumer<String, String> {
+    final boolean allowed;
+    final long remaining;
+
+    /** Header names and values, in turn. */
+    private String[] headers = new String[16];
+
+    private int size;
+
+    private Applied(Outcome out) {
+      this.allowed = out.allowed();
+      this.remaining = out.remaining();
+    }
+
+    @Override
+    public void accept(String name, String value) {
+      if (size == headers.length) {
+        headers = Arrays.copyOf(headers, size * 2);
+      }
+      headers[size++] = name;
+      headers[size++] = value;
+    }
+  }
 
   /**
    * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
@@ -54,26 +78,22 @@ final class Responses {
         return;
       }
       Applied earlier = (Applied) ctx.getProperty(DECISION);
-      boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining();
+      boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining;
       if (!binds) {
         return;
       }
       RuleSet rules = limiter.rules();
-      List<Map.Entry<String, String>> headers = new ArrayList<>(8);
+      Applied applied = new Applied(out);
       RateLimitHeaders.write(
-          out,
-          rules.headers(),
-          rules.resetFormat(),
-          limiter.clock().millis(),
-          (name, value) -> headers.add(Map.entry(name, value)));
-      ctx.setProperty(DECISION, new Applied(out.allowed(), out.remaining(), headers));
+          out, rules.headers(), rules.resetFormat(), limiter.clock().millis(), applied);
+      ctx.setProperty(DECISION, applied);
       if (!out.allowed()) {
         Response.ResponseBuilder r =
             Response.status(RateLimitHeaders.status(out))
                 .type(RateLimitHeaders.PROBLEM_JSON)
                 .entity(RateLimitHeaders.problem(out));
-        for (Map.Entry<String, String> h : headers) {
-          r.header(h.getKey(), h.getValue());
+        for (int i = 0; i < applied.size; i += 2) {
+          r.header(applied.headers[i], applied.headers[i + 1]);
         }
         ctx.abortWith(r.build());
       }
@@ -82,16 +102,33 @@ final class Responses {
     }
   }
 
-  /** Adds the decision's headers to a response that does not carry them yet. */
+  /**
+   * Adds the decision's headers to a response that does not carry them yet. Jersey's header map
+   * lower-cases a name (a new string) each time it hashes one: whether a header is there is read
+   * from the response's few names instead, and each value list is put whole, which hashes once
+   * where {@code putSingle} hashes twice.
+   */
   static void addHeaders(Applied applied, MultivaluedMap<String, Object> headers) {
     try {
-      for (Map.Entry<String, String> h : applied.headers()) {
-        if (!headers.containsKey(h.getKey())) {
-          headers.putSingle(h.getKey(), h.getValue());
+      for (int i = 0; i < applied.size; i += 2) {
+        String name = applied.headers[i];
+        if (!hasIgnoringCase(headers.keySet(), name)) {
+          List<Object> value = new ArrayList<>(1);
+          value.add(applied.headers[i + 1]);
+          headers.put(name, value);
         }
       }
     } catch (RuntimeException e) {
       LOG.error("rate limit headers failed; the response goes on without them", e);
     }
+  }
+
+  private static boolean hasIgnoringCase(Set<String> names, String name) {
+    for (String n : names) {
+      if (n.equalsIgnoreCase(name)) {
+        return true;
+      }
+    }
+    return false;
   }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Slots;
+import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,11 +15,20 @@ import org.glassfish.jersey.server.monitoring.RequestEventListener;
  * Gives a request's concurrency slots back when Jersey has finished with it: the response written
  * (streamed ones included), the resource thrown, or the client gone. Jersey's {@code FINISHED}
  * request event comes in every one of those cases, which a response filter does not.
+ *
+ * <p>Jersey builds an event object at every step of a request it follows (about fifteen), so a
+ * request is followed only while the rules in force may hold slots.
  */
 final class SlotRelease implements ApplicationEventListener {
 
-  /** The request property that holds the slots a request took. */
+  /** The request property that holds the slots a followed request took. */
   static final String SLOTS = "dev.sluice.slots";
+
+  private final RequestLimiter limiter;
+
+  SlotRelease(RequestLimiter limiter) {
+    this.limiter = limiter;
+  }
 
   private static final RequestEventListener ON_FINISH =
       event -> {
@@ -27,15 +37,18 @@ final class SlotRelease implements ApplicationEventListener {
         }
       };
 
-  /** Remembers {@code slots} for release when {@code ctx}'s request is finished. */
+  /**
+   * Remembers {@code slots} for release when {@code ctx}'s request is finished. A request that
+   * began before rules holding slots were in force is not followed: its slots go back at once,
+   * rather than never.
+   */
   @SuppressWarnings("unchecked")
   static void hold(ContainerRequestContext ctx, Slots slots) {
-    List<Slots> held = (List<Slots>) ctx.getProperty(SLOTS);
-    if (held == null) {
-      held = new ArrayList<>(2);
-      ctx.setProperty(SLOTS, held);
+    if (ctx.getProperty(SLOTS) instanceof List<?> held) {
+      ((List<Slots>) held).add(slots);
+    } else {
+      slots.release();
     }
-    held.add(slots);
   }
 
   @SuppressWarnings("unchecked")
@@ -53,6 +66,10 @@ final class SlotRelease implements ApplicationEventListener {
 
   @Override
   public RequestEventListener onRequest(RequestEvent requestEvent) {
+    if (!limiter.mayHoldSlots()) {
+      return null;
+    }
+    requestEvent.getContainerRequest().setProperty(SLOTS, new ArrayList<Slots>(2));
     return ON_FINISH;
   }
 }

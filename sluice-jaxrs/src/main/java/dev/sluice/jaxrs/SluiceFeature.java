@@ -82,7 +82,7 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     context.register(new SluiceRequestFilter(limiter, container), Priorities.AUTHENTICATION + 50);
     context.register(new SluiceResponseFilter(), Priorities.HEADER_DECORATOR);
     context.register(new RateLimitedFeature(limiter, container));
-    context.register(new SlotRelease());
+    context.register(new SlotRelease(limiter));
     return true;
   }
 

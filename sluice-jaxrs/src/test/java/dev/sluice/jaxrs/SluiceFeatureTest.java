@@ -13,6 +13,7 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Application;
 import jakarta.ws.rs.core.Response;
+import java.util.List;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.test.JerseyTest;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,12 @@ class SluiceFeatureTest extends JerseyTest {
     }
 
     @GET
+    @Path("api/v1/own-headers")
+    public Response ownHeaders() {
+      return Response.ok("{}").header("x-ratelimit-limit", "resource's own").build();
+    }
+
+    @GET
     @Path("health")
     public String health() {
       return "{\"status\":\"up\"}";
@@ -75,6 +82,10 @@ class SluiceFeatureTest extends JerseyTest {
             key: [header:X-Api-Key, ip]
             algorithm: fixed-window
             tiers: [ { limit: 3, period: 10s } ]
+          - id: own-headers
+            match: { path: /api/v1/own-headers }
+            key: [ip]
+            tiers: [ { limit: 5, period: 10s } ]
           - id: get-product
             match: { methods: [GET], path: "/v1/organizations/{orgId}/product/*" }
             key: [path:orgId]
@@ -123,6 +134,14 @@ class SluiceFeatureTest extends JerseyTest {
     assertEquals(200, get("api/v1/report", "key-2").getStatus(), "identities stay apart");
     clock.advanceMillis(7_500);
     assertEquals(200, get("api/v1/report", "key-1").getStatus(), "passes when Retry-After said");
+  }
+
+  @Test
+  void aHeaderTheResourceSetInAnyCaseIsKeptAndTheOthersAreAdded() {
+    Response r = get("api/v1/own-headers", null);
+    assertEquals(200, r.getStatus());
+    assertEquals(List.of("resource's own"), r.getStringHeaders().get("X-RateLimit-Limit"));
+    assertEquals(List.of("4"), r.getStringHeaders().get("X-RateLimit-Remaining"));
   }
 
   @Test
