@@ -19,6 +19,13 @@ final class Call implements CounterBatch {
     String identity;
     int firstCounter;
     boolean shadowFailed;
+
+    /**
+     * The policy's deny-cache entry last found for this identity: while it lasts, a client that
+     * keeps coming back to the same outcome is answered without a lookup in the shared cache.
+     * Dropped when the policy or the identity changes.
+     */
+    DenyCache.Denial denial;
   }
 
   /** One tier's counter: what the store is asked, and what the algorithm made of the answer. */
@@ -86,9 +93,9 @@ final class Call implements CounterBatch {
   }
 
   /**
-   * Adds a policy and one counter per tier. An outcome reused for the same policies and identities
-   * finds its fields already set, and leaves them: a reference store costs a garbage collector's
-   * write barrier.
+   * Adds a policy, whose counters {@link #layOut} names: a request a deny cache answers never needs
+   * them. An outcome reused for the same policies and identities finds its fields already set, and
+   * leaves them: a reference store costs a garbage collector's write barrier.
    */
   @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   void add(Policy policy, String identity) {
@@ -102,35 +109,49 @@ final class Call implements CounterBatch {
     entryCount++;
     if (e.policy != policy) {
       e.policy = policy;
+      e.denial = null;
     }
     if (e.identity != identity) {
       e.identity = identity;
+      if (e.denial != null) {
+        e.denial = null;
+      }
     }
-    e.firstCounter = counterCount;
     e.shadowFailed = false;
     synced |= policy.syncMillis > 0;
     if (!policy.shadow) {
       maxPermits = Math.min(maxPermits, policy.maxPermits);
     }
-    for (int t = 0; t < policy.tiers.length; t++) {
-      if (counterCount == counters.length) {
-        counters = grow(counters);
+  }
+
+  /** Names one counter per tier of each policy added, in order. */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
+  void layOut() {
+    counterCount = 0;
+    for (int i = 0; i < entryCount; i++) {
+      Entry e = entries[i];
+      Policy policy = e.policy;
+      e.firstCounter = counterCount;
+      for (int t = 0; t < policy.tiers.length; t++) {
+        if (counterCount == counters.length) {
+          counters = grow(counters);
+        }
+        Counter c = counters[counterCount];
+        if (c == null) {
+          c = counters[counterCount] = new Counter();
+        }
+        counterCount++;
+        if (c.entry != e) {
+          c.entry = e;
+        }
+        c.tier = t;
+        WindowLimit limit = policy.limits[t];
+        if (c.limit != limit) {
+          c.limit = limit;
+          c.windowEnd = Long.MIN_VALUE;
+        }
+        c.key.set(policy.id, e.identity, limit.periodMillis());
       }
-      Counter c = counters[counterCount];
-      if (c == null) {
-        c = counters[counterCount] = new Counter();
-      }
-      counterCount++;
-      if (c.entry != e) {
-        c.entry = e;
-      }
-      c.tier = t;
-      WindowLimit limit = policy.limits[t];
-      if (c.limit != limit) {
-        c.limit = limit;
-        c.windowEnd = Long.MIN_VALUE;
-      }
-      c.key.set(policy.id, identity, limit.periodMillis());
     }
   }
 

@@ -60,6 +60,7 @@ final class Evaluator {
     if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
       return;
     }
+    call.layOut();
     call.permits = permits;
     call.now = now;
     int n = call.size();
@@ -217,7 +218,12 @@ final class Evaluator {
     }
   }
 
-  /** Answers from a deny cache when one holds an applying policy's identity. */
+  /**
+   * Answers from a deny cache when one holds an applying policy's identity. The entry found is kept
+   * in the call's entry until it lapses: entries are only ever replaced by later ones, so a kept
+   * one is never wrong, at most shorter than another thread's.
+   */
+  @SuppressWarnings("ReferenceEquality") // the same entry: no store needed
   private static boolean denied(Call call, long now, Outcome out) {
     for (int e = 0; e < call.entries(); e++) {
       Call.Entry entry = call.entry(e);
@@ -225,7 +231,13 @@ final class Evaluator {
       if (cache == null) {
         continue;
       }
-      DenyCache.Denial d = cache.get(entry.identity, now);
+      DenyCache.Denial d = entry.denial;
+      if (d == null || d.untilMillis() <= now) {
+        d = cache.get(entry.identity, now);
+        if (d != entry.denial) {
+          entry.denial = d;
+        }
+      }
       if (d != null) {
         out.rejected(
             entry.policy,
