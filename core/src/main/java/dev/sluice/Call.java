@@ -85,6 +85,17 @@ final class Call implements CounterBatch {
    */
   long maxPermits;
 
+  /**
+   * What the last {@link #layOut} laid out: while the same policies and identities are added again,
+   * the counters it named stand, and need not be named again.
+   */
+  private int laidEntries = -1;
+
+  private int laidCounters;
+
+  /** Whether an entry's policy or identity changed since the last {@link #layOut}. */
+  private boolean changed;
+
   void clear() {
     entryCount = 0;
     counterCount = 0;
@@ -110,23 +121,34 @@ final class Call implements CounterBatch {
     if (e.policy != policy) {
       e.policy = policy;
       e.denial = null;
+      changed = true;
     }
     if (e.identity != identity) {
       e.identity = identity;
       if (e.denial != null) {
         e.denial = null;
       }
+      changed = true;
     }
-    e.shadowFailed = false;
+    if (e.shadowFailed) {
+      e.shadowFailed = false;
+    }
     synced |= policy.syncMillis > 0;
     if (!policy.shadow) {
       maxPermits = Math.min(maxPermits, policy.maxPermits);
     }
   }
 
-  /** Names one counter per tier of each policy added, in order. */
+  /**
+   * Names one counter per tier of each policy added, in order; nothing to do when the same policies
+   * and identities were added as for the last decision.
+   */
   @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   void layOut() {
+    if (!changed && entryCount == laidEntries) {
+      counterCount = laidCounters;
+      return;
+    }
     counterCount = 0;
     for (int i = 0; i < entryCount; i++) {
       Entry e = entries[i];
@@ -153,6 +175,9 @@ final class Call implements CounterBatch {
         c.key.set(policy.id, e.identity, limit.periodMillis());
       }
     }
+    laidEntries = entryCount;
+    laidCounters = counterCount;
+    changed = false;
   }
 
   int entries() {
