@@ -110,9 +110,10 @@ final class Responses {
    */
   static void addHeaders(Applied applied, MultivaluedMap<String, Object> headers) {
     try {
+      Set<String> present = headers.keySet();
       for (int i = 0; i < applied.size; i += 2) {
         String name = applied.headers[i];
-        if (!hasIgnoringCase(headers.keySet(), name)) {
+        if (!hasIgnoringCase(present, name)) {
           List<Object> value = new ArrayList<>(1);
           value.add(applied.headers[i + 1]);
           headers.put(name, value);
