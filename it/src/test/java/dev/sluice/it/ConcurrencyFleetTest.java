@@ -72,12 +72,31 @@ class ConcurrencyFleetTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
+  /**
+   * Waits until the instance's first decisions are counted in memcached: a just-started client may
+   * miss its first answers, and a decision the store did not answer in time fails open (no
+   * rate-limit headers), which is the fault tests' subject, not this one's.
+   */
+  private void awaitCounted(int port) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    String key = "warm-up-" + UUID.randomUUID();
+    while (slow(port, key, 0)
+        .get(30, TimeUnit.SECONDS)
+        .headers()
+        .firstValue("X-RateLimit-Limit")
+        .isEmpty()) {
+      assertTrue(System.nanoTime() < deadline, "memcached never answered the instance in time");
+      Thread.sleep(50);
+    }
+  }
+
   @Test
   void threeInstancesNeverLetAKeyHaveMoreThanTwoInFlight() throws Exception {
     List<Demo> demos = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
         demos.add(demo(null));
+        awaitCounted(demos.get(i).port());
       }
       String key = "fleet-" + UUID.randomUUID();
       List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
