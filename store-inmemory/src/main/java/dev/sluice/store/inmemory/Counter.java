@@ -101,10 +101,9 @@ final class Counter extends CounterKey {
 
   /**
    * Adds to window {@code w} and reports (count of w, count of w − 1). A window older than the two
-   * newest counts as forgotten: the add is dropped and reported as if alone. Returns the count
-   * reported.
+   * newest counts as forgotten: the add is dropped and reported as if alone.
    */
-  long add(long w, long delta, CounterBatch out, int i) {
+  void add(long w, long delta, CounterBatch out, int i) {
     int s = slot(w);
     while (true) {
       long l = label(s);
@@ -117,11 +116,11 @@ final class Counter extends CounterKey {
           sum = Long.MAX_VALUE;
         }
         out.counted(i, sum, count(w - 1));
-        return sum;
+        return;
       }
       if (l > w) {
         out.counted(i, delta, 0);
-        return delta;
+        return;
       }
       reset(s, w);
     }
@@ -129,9 +128,9 @@ final class Counter extends CounterKey {
 
   /**
    * Raises the running value to {@code floor} if it is below, adds {@code delta}, and reports (new
-   * value, 0); marks it written in window {@code w}. Returns the new value.
+   * value, 0); marks it written in window {@code w}.
    */
-  long raise(long w, long floor, long delta, CounterBatch out, int i) {
+  void raise(long w, long floor, long delta, CounterBatch out, int i) {
     long v;
     long next;
     do {
@@ -144,7 +143,6 @@ final class Counter extends CounterKey {
       // Another writer moved the label; look again.
     }
     out.counted(i, next, 0);
-    return next;
   }
 
   /** Subtracts from the running value (never below 0). */
@@ -182,8 +180,35 @@ final class Counter extends CounterKey {
     }
   }
 
-  /** The newest window this counter holds. */
-  long newestWindow() {
-    return Math.max(label(0), label(1));
+  /**
+   * Whether no one can ask for this counter any more at {@code now}: its newest window is neither
+   * current nor the previous of a current one, whatever the identity's window offset. A counter
+   * that holds no window yet was just created and its first add is on its way: dropping it would
+   * let that add and a concurrent one land in two counters.
+   */
+  boolean expired(long now) {
+    long newest = Math.max(label(0), label(1));
+    return newest != Long.MIN_VALUE
+        && Math.floorDiv(now, periodMillis())
+            >= (newest > Long.MAX_VALUE - 3 ? Long.MAX_VALUE : newest + 3);
+  }
+
+  /**
+   * What keeping this counter is worth, to pick one to evict: its count in its two newest windows
+   * (a running counter's value), 0 once it was last counted two or more periods before {@code now},
+   * the most for a counter that was just created and is about to be counted.
+   */
+  long weight(long now) {
+    long l0 = label(0);
+    long l1 = label(1);
+    long newest = Math.max(l0, l1);
+    if (newest == Long.MIN_VALUE) {
+      return Long.MAX_VALUE;
+    }
+    if (newest < Math.floorDiv(now, periodMillis()) - 1) {
+      return 0;
+    }
+    long w = (l0 >= newest - 1 ? countOf(0) : 0) + (l1 >= newest - 1 ? countOf(1) : 0);
+    return w < 0 ? Long.MAX_VALUE : w;
   }
 }

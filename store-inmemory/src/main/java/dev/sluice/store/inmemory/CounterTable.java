@@ -1,0 +1,278 @@
+package dev.sluice.store.inmemory;
+
+import dev.sluice.spi.CounterKey;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.InstantSource;
+
+/**
+ * The counters of one store, in a hash table whose slots hold the counters themselves (open
+ * addressing, linear probing): a lookup reads one slot and then the counter it names, with no node
+ * between them. On many keys that lookup is the decision's one miss in memory that no prefetcher
+ * can foresee; a map of nodes adds a second, dependent one (and Caffeine's node a third).
+ *
+ * <p>The table is split into segments by hash, each with its own lock and at most its share of the
+ * bound. A lookup takes no lock: it may miss a counter that a writer is moving, never find a wrong
+ * one, and a miss is settled under the segment's lock before a counter is created. Writers
+ * (creating, expiring, evicting, growing) hold the segment's lock. A segment keeps at least half
+ * its slots empty, so probes are short and always end.
+ *
+ * <p>Removing a counter moves the ones after it back into the gap (no tombstones), so a table that
+ * has seen many counters come and go probes as quickly as a new one. A segment that is full when a
+ * counter arrives evicts, among the next {@value #SAMPLE} counters it holds, the one with the
+ * smallest count in its two newest windows (a stale one counts 0). A client that is counted often
+ * thus outlives a flood of new identities, each counted once; at worst a client's count is
+ * forgotten, the heap never grows.
+ */
+final class CounterTable {
+
+  /** How many counters a full segment looks at to pick the one to evict. */
+  static final int SAMPLE = 8;
+
+  /**
+   * How many slots each new counter's arrival checks for expired counters (about half as many
+   * counters), and the most it drops.
+   */
+  static final int SWEEP_PER_INSERT = 16;
+
+  /** A segment holds at least this many counters before the bound is split further. */
+  private static final int MINIMUM_SEGMENT = 1_024;
+
+  private static final int INITIAL_SLOTS = 16;
+
+  private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Counter[].class);
+
+  private final Segment[] segments;
+  private final int segmentBits;
+  private final InstantSource clock;
+
+  /**
+   * Room for {@code maximumCounters} counters, split into up to {@code concurrency} segments, on
+   * {@code clock}, which dates counters for expiry and eviction.
+   */
+  CounterTable(long maximumCounters, int concurrency, InstantSource clock) {
+    int n = 1;
+    while (n < concurrency && n < 64 && 2L * n * MINIMUM_SEGMENT <= maximumCounters) {
+      n *= 2;
+    }
+    this.clock = clock;
+    this.segments = new Segment[n];
+    this.segmentBits = Integer.numberOfTrailingZeros(n);
+    for (int i = 0; i < n; i++) {
+      // The remainder goes to the first segments: the shares add up to the bound exactly.
+      long share = maximumCounters / n + (i < maximumCounters % n ? 1 : 0);
+      segments[i] = new Segment(Math.toIntExact(share), segmentBits);
+    }
+  }
+
+  /** Murmur3's finalizer: every bit of the key's hash moves both the segment and the slot. */
+  private static int mix(int h) {
+    h ^= h >>> 16;
+    h *= 0x85ebca6b;
+    h ^= h >>> 13;
+    h *= 0xc2b2ae35;
+    return h ^ (h >>> 16);
+  }
+
+  private Segment segment(int mixed) {
+    return segments[mixed & (segments.length - 1)];
+  }
+
+  /**
+   * The counter named by {@code key}, created for {@code owner} if there is none. Without a lock
+   * when the counter is there.
+   */
+  Counter getOrCreate(CounterKey key, InMemoryCounterStore owner) {
+    int mixed = mix(key.hashCode());
+    Segment s = segment(mixed);
+    int home = mixed >>> segmentBits;
+    Counter c = find(s.slots, key, home);
+    if (c != null && !c.removed) {
+      return c;
+    }
+    synchronized (s) {
+      c = find(s.slots, key, home);
+      if (c == null) {
+        long now = clock.millis();
+        s.sweep(now, SWEEP_PER_INSERT, SWEEP_PER_INSERT);
+        if (s.size >= s.capacity) {
+          s.evict(home, now);
+        }
+        c = new Counter(owner, key);
+        s.insert(c, home);
+      }
+      return c;
+    }
+  }
+
+  /** The counter named by {@code key}, or null; looked for again under the lock on a miss. */
+  Counter get(CounterKey key) {
+    int mixed = mix(key.hashCode());
+    Segment s = segment(mixed);
+    int home = mixed >>> segmentBits;
+    Counter c = find(s.slots, key, home);
+    if (c != null && !c.removed) {
+      return c;
+    }
+    synchronized (s) {
+      return find(s.slots, key, home);
+    }
+  }
+
+  /** Drops every expired counter and returns how many are left. */
+  long sweepAll() {
+    long now = clock.millis();
+    long live = 0;
+    for (Segment s : segments) {
+      synchronized (s) {
+        s.sweep(now, s.slots.length, Long.MAX_VALUE);
+        live += s.size;
+      }
+    }
+    return live;
+  }
+
+  /** How many counters are stored, expired ones included. */
+  long size() {
+    long n = 0;
+    for (Segment s : segments) {
+      synchronized (s) {
+        n += s.size;
+      }
+    }
+    return n;
+  }
+
+  /** The counter named by {@code key} in {@code t}, probing from slot {@code home}, or null. */
+  private static Counter find(Counter[] t, CounterKey key, int home) {
+    int mask = t.length - 1;
+    for (int i = home & mask; ; i = (i + 1) & mask) {
+      Counter c = (Counter) SLOT.getAcquire(t, i);
+      if (c == null) {
+        return null;
+      }
+      if (key.equals(c)) {
+        return c;
+      }
+    }
+  }
+
+  /** One lock's share of the table; every method runs under the segment's lock. */
+  private static final class Segment {
+
+    /** Written under the lock, read without it: a new array is published whole. */
+    volatile Counter[] slots;
+
+    final int capacity;
+    private final int maximumSlots;
+    private final int segmentBits;
+    int size;
+
+    /** Where the next expiry sweep starts. */
+    private int hand;
+
+    Segment(int capacity, int segmentBits) {
+      this.capacity = capacity;
+      this.segmentBits = segmentBits;
+      // The least power of two with room for twice the capacity: half the slots stay empty.
+      this.maximumSlots = Integer.highestOneBit(Math.max(1, 2 * capacity - 1)) << 1;
+      this.slots = new Counter[Math.min(INITIAL_SLOTS, maximumSlots)];
+    }
+
+    private int home(Counter c, int mask) {
+      return (mix(c.hashCode()) >>> segmentBits) & mask;
+    }
+
+    void insert(Counter c, int home) {
+      if (2 * (size + 1) > slots.length) {
+        grow();
+      }
+      Counter[] t = slots;
+      int mask = t.length - 1;
+      int i = home & mask;
+      while (t[i] != null) {
+        i = (i + 1) & mask;
+      }
+      SLOT.setRelease(t, i, c);
+      size++;
+    }
+
+    private void grow() {
+      Counter[] old = slots;
+      Counter[] t = new Counter[Math.min(2 * old.length, maximumSlots)];
+      int mask = t.length - 1;
+      for (Counter c : old) {
+        if (c != null) {
+          int i = home(c, mask);
+          while (t[i] != null) {
+            i = (i + 1) & mask;
+          }
+          t[i] = c;
+        }
+      }
+      slots = t;
+    }
+
+    /**
+     * Removes the counter in slot {@code i} and moves each later one of its run that may take the
+     * gap back into it, so that every probe still reaches its counter (a lookup racing the move may
+     * miss one, and looks again under the lock).
+     */
+    void removeAt(int i) {
+      Counter[] t = slots;
+      int mask = t.length - 1;
+      t[i].removed = true;
+      int gap = i;
+      for (int j = (i + 1) & mask; t[j] != null; j = (j + 1) & mask) {
+        // The counter at j may move back to the gap unless its home lies after the gap.
+        if (((j - home(t[j], mask)) & mask) >= ((j - gap) & mask)) {
+          SLOT.setRelease(t, gap, t[j]);
+          gap = j;
+        }
+      }
+      SLOT.setRelease(t, gap, null);
+      size--;
+    }
+
+    /**
+     * Checks {@code slotBudget} slots from where the last sweep stopped, dropping at most {@code
+     * dropBudget} expired counters.
+     */
+    void sweep(long now, int slotBudget, long dropBudget) {
+      int mask = slots.length - 1;
+      int i = hand & mask;
+      for (int looked = 0, dropped = 0; looked < slotBudget && dropped < dropBudget && size > 0; ) {
+        Counter c = slots[i];
+        if (c != null && c.expired(now)) {
+          // The slot may now hold a counter moved back into it: look at it again.
+          removeAt(i);
+          dropped++;
+        } else {
+          i = (i + 1) & mask;
+          looked++;
+        }
+      }
+      hand = i;
+    }
+
+    /** Drops the least counted of the {@value #SAMPLE} counters from slot {@code home} on. */
+    void evict(int home, long now) {
+      Counter[] t = slots;
+      int mask = t.length - 1;
+      int victim = -1;
+      long least = Long.MAX_VALUE;
+      for (int i = home & mask, seen = 0; seen < SAMPLE; i = (i + 1) & mask) {
+        Counter c = t[i];
+        if (c != null) {
+          seen++;
+          long weight = c.weight(now);
+          if (victim < 0 || weight < least) {
+            least = weight;
+            victim = i;
+          }
+        }
+      }
+      removeAt(victim);
+    }
+  }
+}
