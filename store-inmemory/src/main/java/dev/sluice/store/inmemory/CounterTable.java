@@ -83,6 +83,19 @@ final class CounterTable {
    * when the counter is there.
    */
   Counter getOrCreate(CounterKey key, InMemoryCounterStore owner) {
+    return lookUp(key, owner);
+  }
+
+  /** The counter named by {@code key}, or null; looked for again under the lock on a miss. */
+  Counter get(CounterKey key) {
+    return lookUp(key, null);
+  }
+
+  /**
+   * Finds {@code key}'s counter without a lock, or else under its segment's lock, where a missing
+   * one is created for {@code creator} unless that is null.
+   */
+  private Counter lookUp(CounterKey key, InMemoryCounterStore creator) {
     int mixed = mix(key.hashCode());
     Segment s = segment(mixed);
     int home = mixed >>> segmentBits;
@@ -92,30 +105,16 @@ final class CounterTable {
     }
     synchronized (s) {
       c = find(s.slots, key, home);
-      if (c == null) {
+      if (c == null && creator != null) {
         long now = clock.millis();
         s.sweep(now, SWEEP_PER_INSERT, SWEEP_PER_INSERT);
         if (s.size >= s.capacity) {
           s.evict(home, now);
         }
-        c = new Counter(owner, key);
+        c = new Counter(creator, key);
         s.insert(c, home);
       }
       return c;
-    }
-  }
-
-  /** The counter named by {@code key}, or null; looked for again under the lock on a miss. */
-  Counter get(CounterKey key) {
-    int mixed = mix(key.hashCode());
-    Segment s = segment(mixed);
-    int home = mixed >>> segmentBits;
-    Counter c = find(s.slots, key, home);
-    if (c != null && !c.removed) {
-      return c;
-    }
-    synchronized (s) {
-      return find(s.slots, key, home);
     }
   }
 

@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,30 +29,24 @@ class CounterTableTest {
     return s.increment(List.of(new CounterUpdate("r", identity, period, window, 1)))[0];
   }
 
-  @Test
-  void threadsCreatingTheSameCountersWhileTheTableGrowsMakeOneEach() throws Exception {
-    // From 16 slots to room for 20,000 counters while four threads race to create each one: a
-    // counter created twice would split its adds, and some key would count fewer than 4.
-    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
-    int threads = 4;
-    int keys = 20_000;
+  /** What one of {@link #race}'s threads does, given its number. */
+  interface Racer {
+    void run(int thread);
+  }
+
+  /** Runs {@code racer} on {@code threads} threads started together, and waits for them all. */
+  static void race(int threads, Racer racer) throws Exception {
     CountDownLatch start = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
-        List<Integer> order = new ArrayList<>();
-        for (int k = 0; k < keys; k++) {
-          order.add(k);
-        }
-        Collections.shuffle(order, new Random(t));
+        int thread = t;
         done.add(
             pool.submit(
                 () -> {
                   start.await();
-                  for (int k : order) {
-                    add(s, "client-" + k, SECOND, W);
-                  }
+                  racer.run(thread);
                   return null;
                 }));
       }
@@ -65,6 +57,24 @@ class CounterTableTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @Test
+  void threadsCreatingTheSameCountersWhileTheTableGrowsMakeOneEach() throws Exception {
+    // From 16 slots to room for 20,000 counters while four threads race to create each one: a
+    // counter created twice would split its adds, and some key would count fewer than 4 (the
+    // table would also hold more than 20,000).
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    int threads = 4;
+    int keys = 20_000;
+    race(
+        threads,
+        t -> {
+          // All in the same order, so that they reach each new key together.
+          for (int k = 0; k < keys; k++) {
+            add(s, "client-" + k, SECOND, W);
+          }
+        });
     for (int k = 0; k < keys; k++) {
       assertEquals(threads + 1, add(s, "client-" + k, SECOND, W), "client-" + k);
     }
@@ -116,30 +126,14 @@ class CounterTableTest {
     InMemoryCounterStore s =
         InMemoryCounterStore.builder().maximumCounters(500).clock(clock).build();
     int each = 50_000;
-    CountDownLatch start = new CountDownLatch(1);
-    ExecutorService pool = Executors.newFixedThreadPool(4);
-    try {
-      List<Future<?>> done = new ArrayList<>();
-      for (int t = 0; t < 4; t++) {
-        boolean flood = t < 2;
-        int thread = t;
-        done.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  for (int i = 0; i < each; i++) {
-                    add(s, flood ? "flood-" + thread + "-" + i : "hot", SECOND, W);
-                  }
-                  return null;
-                }));
-      }
-      start.countDown();
-      for (Future<?> f : done) {
-        f.get(60, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    race(
+        4,
+        t -> {
+          for (int i = 0; i < each; i++) {
+            // Threads 0 and 1 flood, 2 and 3 count the hot client.
+            add(s, t < 2 ? "flood-" + t + "-" + i : "hot", SECOND, W);
+          }
+        });
     assertEquals(2L * each + 1, add(s, "hot", SECOND, W));
     assertTrue(s.liveCounters() <= 500);
   }

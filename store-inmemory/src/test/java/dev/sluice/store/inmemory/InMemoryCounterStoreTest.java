@@ -12,13 +12,7 @@ import dev.sluice.spi.CounterStoreContract;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class InMemoryCounterStoreTest extends CounterStoreContract {
@@ -199,30 +193,15 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
     int threads = 4;
     int each = 20_000;
-    CountDownLatch start = new CountDownLatch(1);
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<?>> done = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        done.add(
-            pool.submit(
-                () -> {
-                  start.await();
-                  for (int i = 0; i < each; i++) {
-                    // Half the adds go to window W, half to W + 1: the W + 1 slot is reset while
-                    // others still add to W.
-                    s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + (i & 1), 1)));
-                  }
-                  return null;
-                }));
-      }
-      start.countDown();
-      for (Future<?> f : done) {
-        f.get(60, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    CounterTableTest.race(
+        threads,
+        t -> {
+          for (int i = 0; i < each; i++) {
+            // Half the adds go to window W, half to W + 1: the W + 1 slot is reset while others
+            // still add to W.
+            s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + (i & 1), 1)));
+          }
+        });
     long[] counts = s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + 1, 1)));
     assertArrayEquals(
         new long[] {threads * each / 2 + 1, threads * each / 2},
