@@ -125,9 +125,7 @@ final class Call implements CounterBatch {
     }
     if (e.identity != identity) {
       e.identity = identity;
-      if (e.denial != null) {
-        e.denial = null;
-      }
+      e.denial = null;
       changed = true;
     }
     if (e.shadowFailed) {

@@ -9,7 +9,7 @@ import java.time.InstantSource;
  * The counters of one store, in a hash table whose slots hold the counters themselves (open
  * addressing, linear probing): a lookup reads one slot and then the counter it names, with no node
  * between them. On many keys that lookup is the decision's one miss in memory that no prefetcher
- * can foresee; a map of nodes adds a second, dependent one (and Caffeine's node a third).
+ * can foresee; a map of nodes would add a second, dependent one.
  *
  * <p>The table is split into segments by hash, each with its own lock and at most its share of the
  * bound. A lookup takes no lock: it may miss a counter that a writer is moving, never find a wrong
@@ -27,13 +27,13 @@ import java.time.InstantSource;
 final class CounterTable {
 
   /** How many counters a full segment looks at to pick the one to evict. */
-  static final int SAMPLE = 8;
+  private static final int SAMPLE = 8;
 
   /**
    * How many slots each new counter's arrival checks for expired counters (about half as many
    * counters), and the most it drops.
    */
-  static final int SWEEP_PER_INSERT = 16;
+  private static final int SWEEP_PER_INSERT = 16;
 
   /** A segment holds at least this many counters before the bound is split further. */
   private static final int MINIMUM_SEGMENT = 1_024;
