@@ -211,8 +211,10 @@ final class Evaluator {
       if (worst != null) {
         p.denyCache.put(
             entry.identity,
-            new DenyCache.Denial(
-                until, worst.tier, Math.max(0, worst.count.used()), worst.count.resetAt()),
+            until,
+            worst.tier,
+            Math.max(0, worst.count.used()),
+            worst.count.resetAt(),
             now);
       }
     }

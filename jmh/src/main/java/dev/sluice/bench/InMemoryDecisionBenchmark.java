@@ -10,6 +10,9 @@ import io.github.bucket4j.Bucket;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
@@ -67,6 +70,15 @@ public class InMemoryDecisionBenchmark {
   @Param({"allow", "reject"})
   public String path;
 
+  /**
+   * The order the keys are visited in: {@code in-turn}, {@code client-0} to {@code client-99999},
+   * whose hashes follow one another, so a map that keeps neighbouring hashes in neighbouring slots
+   * (as {@code ConcurrentHashMap} does) reads its table in order and the processor prefetches it;
+   * {@code shuffled}, one fixed random order, as clients of a real API arrive.
+   */
+  @Param({"in-turn", "shuffled"})
+  public String order;
+
   private String[] names;
   private BiPredicate<String, Cursor> decide;
 
@@ -81,6 +93,9 @@ public class InMemoryDecisionBenchmark {
     names = new String[keys];
     for (int i = 0; i < keys; i++) {
       names[i] = "client-" + i;
+    }
+    if (order.equals("shuffled")) {
+      Collections.shuffle(Arrays.asList(names), new Random(42));
     }
     boolean allow = path.equals("allow");
     // Allow: a billion a second (the most Bucket4j accepts), never reached here.

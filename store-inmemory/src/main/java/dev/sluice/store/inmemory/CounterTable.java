@@ -26,6 +26,14 @@ import java.time.InstantSource;
  */
 final class CounterTable {
 
+  /**
+   * The furthest a counter lives from its hash's slot, and so the longest lookup. With half the
+   * slots empty, keys of unrelated hashes almost never reach it (a few in a million new counters
+   * when a segment is half full); keys made to share a hash reach it at once, and then replace one
+   * another instead of making every lookup in their neighbourhood slow.
+   */
+  static final int MAXIMUM_PROBE = 64;
+
   /** How many counters a full segment looks at to pick the one to evict. */
   private static final int SAMPLE = 8;
 
@@ -112,7 +120,7 @@ final class CounterTable {
           s.evict(home, now);
         }
         c = new Counter(creator, key);
-        s.insert(c, home);
+        s.insert(c, home, now);
       }
       return c;
     }
@@ -145,7 +153,7 @@ final class CounterTable {
   /** The counter named by {@code key} in {@code t}, probing from slot {@code home}, or null. */
   private static Counter find(Counter[] t, CounterKey key, int home) {
     int mask = t.length - 1;
-    for (int i = home & mask; ; i = (i + 1) & mask) {
+    for (int n = 0, i = home & mask; n < MAXIMUM_PROBE; n++, i = (i + 1) & mask) {
       Counter c = (Counter) SLOT.getAcquire(t, i);
       if (c == null) {
         return null;
@@ -154,6 +162,7 @@ final class CounterTable {
         return c;
       }
     }
+    return null;
   }
 
   /** One lock's share of the table; every method runs under the segment's lock. */
@@ -182,18 +191,36 @@ final class CounterTable {
       return (mix(c.hashCode()) >>> segmentBits) & mask;
     }
 
-    void insert(Counter c, int home) {
+    /**
+     * Puts a new counter in the first empty slot within {@value #MAXIMUM_PROBE} of its home, or
+     * else in place of the least counted of the {@value #SAMPLE} counters from its home on: every
+     * slot before that one is taken, so a lookup still reaches it, and no other counter moves.
+     */
+    void insert(Counter c, int home, long now) {
       if (2 * (size + 1) > slots.length) {
         grow();
       }
       Counter[] t = slots;
       int mask = t.length - 1;
-      int i = home & mask;
-      while (t[i] != null) {
-        i = (i + 1) & mask;
+      if (place(t, c, home & mask)) {
+        size++;
+        return;
       }
-      SLOT.setRelease(t, i, c);
-      size++;
+      int victim = leastCounted(t, home & mask, now);
+      t[victim].removed = true;
+      SLOT.setRelease(t, victim, c);
+    }
+
+    /** Puts {@code c} in the first empty slot of the {@value #MAXIMUM_PROBE} from {@code i}. */
+    private static boolean place(Counter[] t, Counter c, int i) {
+      int mask = t.length - 1;
+      for (int n = 0; n < MAXIMUM_PROBE; n++, i = (i + 1) & mask) {
+        if (t[i] == null) {
+          SLOT.setRelease(t, i, c);
+          return true;
+        }
+      }
+      return false;
     }
 
     private void grow() {
@@ -201,12 +228,10 @@ final class CounterTable {
       Counter[] t = new Counter[Math.min(2 * old.length, maximumSlots)];
       int mask = t.length - 1;
       for (Counter c : old) {
-        if (c != null) {
-          int i = home(c, mask);
-          while (t[i] != null) {
-            i = (i + 1) & mask;
-          }
-          t[i] = c;
+        if (c != null && !place(t, c, home(c, mask))) {
+          // Only keys made to share a hash crowd a table that is at most half full.
+          c.removed = true;
+          size--;
         }
       }
       slots = t;
@@ -256,7 +281,11 @@ final class CounterTable {
 
     /** Drops the least counted of the {@value #SAMPLE} counters from slot {@code home} on. */
     void evict(int home, long now) {
-      Counter[] t = slots;
+      removeAt(leastCounted(slots, home, now));
+    }
+
+    /** The slot of the least counted of the {@value #SAMPLE} counters from slot {@code home} on. */
+    private static int leastCounted(Counter[] t, int home, long now) {
       int mask = t.length - 1;
       int victim = -1;
       long least = Long.MAX_VALUE;
@@ -271,7 +300,7 @@ final class CounterTable {
           }
         }
       }
-      removeAt(victim);
+      return victim;
     }
   }
 }

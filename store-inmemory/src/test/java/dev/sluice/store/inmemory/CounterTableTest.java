@@ -120,6 +120,29 @@ class CounterTableTest {
   }
 
   @Test
+  void identitiesMadeToShareAHashReplaceOneAnotherInsteadOfLengtheningLookups() {
+    // "Aa" and "BB" hash alike, so 4,096 identities of six such blocks share one counter hash: in a
+    // table with room for all of them they would form one run that every lookup near it probes.
+    InMemoryCounterStore s =
+        InMemoryCounterStore.builder().maximumCounters(100_000).clock(clock).build();
+    long regular = 0;
+    for (int bits = 0; bits < 1 << 12; bits++) {
+      StringBuilder id = new StringBuilder();
+      for (int b = 0; b < 12; b++) {
+        id.append((bits >> b & 1) == 0 ? "Aa" : "BB");
+      }
+      add(s, id.toString(), SECOND, W);
+      regular = add(s, "regular", SECOND, W);
+    }
+    assertEquals(1 << 12, regular, "a client outside the flood kept every add");
+    assertTrue(
+        s.liveCounters() <= CounterTable.MAXIMUM_PROBE + 1,
+        "the flood holds no more slots than a lookup reads: " + s.liveCounters());
+    String last = "BB".repeat(12);
+    assertEquals(2, add(s, last, SECOND, W), "the newest of the flood is found");
+  }
+
+  @Test
   void aHotCounterLooksUpRightWhileFloodsEvictAroundIt() throws Exception {
     // Two threads flood a small table (every new counter evicts one, moving others back in their
     // runs) while two count one client by name, each lookup racing those moves: every add lands.
