@@ -5,8 +5,12 @@ package dev.sluice.spi;
  * counters in memory. A lookup uses a key the batch reuses ({@link CounterBatch#key}) and allocates
  * nothing; a key that is stored is a {@link #copy} (or a subclass made from one) and never changes
  * afterwards. Equal to any key, of any subclass, of the same name. Not thread-safe.
+ *
+ * <p>Ordered by rule, identity and period, as equality is: a {@code ConcurrentHashMap} keeps keys
+ * that share a hash in a tree it searches by that order, so identities chosen to collide ("Aa" and
+ * "BB" hash alike) cost a lookup a few comparisons, not one per colliding key.
  */
-public class CounterKey {
+public class CounterKey implements Comparable<CounterKey> {
 
   private String rule;
   private String identity;
@@ -77,6 +81,15 @@ public class CounterKey {
   @Override
   public final int hashCode() {
     return hash;
+  }
+
+  @Override
+  public final int compareTo(CounterKey o) {
+    int c = rule.compareTo(o.rule);
+    if (c == 0) {
+      c = identity.compareTo(o.identity);
+    }
+    return c != 0 ? c : Long.compare(periodMillis, o.periodMillis);
   }
 
   @Override
