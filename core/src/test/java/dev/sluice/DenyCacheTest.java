@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.spi.CollidingIdentities;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -16,23 +17,10 @@ import org.junit.jupiter.api.Test;
 
 class DenyCacheTest {
 
-  /** {@code 2^blocks} different strings with one hash: "Aa" and "BB" hash alike. */
-  private static List<String> colliding(int blocks) {
-    List<String> out = new ArrayList<>();
-    for (int bits = 0; bits < 1 << blocks; bits++) {
-      StringBuilder s = new StringBuilder();
-      for (int b = 0; b < blocks; b++) {
-        s.append((bits >> b & 1) == 0 ? "Aa" : "BB");
-      }
-      out.add(s.toString());
-    }
-    return out;
-  }
-
   @Test
   void identitiesThatShareAHashFillOnlyTheSlotsALookupReads() {
     DenyCache cache = new DenyCache(10_000);
-    List<String> flood = colliding(10);
+    List<String> flood = CollidingIdentities.of(10);
     assertEquals(1, flood.stream().mapToInt(String::hashCode).distinct().count());
     for (String identity : flood) {
       cache.put(identity, 1_000, 0, 5, 1_000, 0);
@@ -66,7 +54,7 @@ class DenyCacheTest {
   @Test
   void anExpiredDenialsSlotIsReusedInPlace() {
     DenyCache cache = new DenyCache(4);
-    List<String> keys = colliding(3);
+    List<String> keys = CollidingIdentities.of(3);
     for (int i = 0; i < 4; i++) {
       cache.put(keys.get(i), 100, 0, 1, 100, 0);
     }

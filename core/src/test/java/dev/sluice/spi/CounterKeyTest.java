@@ -9,15 +9,11 @@ import org.junit.jupiter.api.Test;
 
 class CounterKeyTest {
 
-  /** 1,024 identities of ten "Aa" or "BB" blocks: different strings, one hash. */
+  /** 1,024 keys of one rule and period whose identities share one hash. */
   private static List<CounterKey> colliding(String rule, long period) {
     List<CounterKey> out = new ArrayList<>();
-    for (int bits = 0; bits < 1 << 10; bits++) {
-      StringBuilder s = new StringBuilder();
-      for (int b = 0; b < 10; b++) {
-        s.append((bits >> b & 1) == 0 ? "Aa" : "BB");
-      }
-      out.add(new CounterKey().set(rule, s.toString(), period).copy());
+    for (String identity : CollidingIdentities.of(10)) {
+      out.add(new CounterKey().set(rule, identity, period).copy());
     }
     return out;
   }

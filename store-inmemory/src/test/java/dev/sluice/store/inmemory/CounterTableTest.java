@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.spi.CollidingIdentities;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import java.util.ArrayList;
@@ -126,12 +127,8 @@ class CounterTableTest {
     InMemoryCounterStore s =
         InMemoryCounterStore.builder().maximumCounters(100_000).clock(clock).build();
     long regular = 0;
-    for (int bits = 0; bits < 1 << 12; bits++) {
-      StringBuilder id = new StringBuilder();
-      for (int b = 0; b < 12; b++) {
-        id.append((bits >> b & 1) == 0 ? "Aa" : "BB");
-      }
-      add(s, id.toString(), SECOND, W);
+    for (String id : CollidingIdentities.of(12)) {
+      add(s, id, SECOND, W);
       regular = add(s, "regular", SECOND, W);
     }
     assertEquals(1 << 12, regular, "a client outside the flood kept every add");
