@@ -133,28 +133,22 @@ final class DenyCache {
       Denial[] t = slots;
       int mask = t.length - 1;
       int i = home(denial.hash, mask);
-      int free = -1;
-      for (int n = 0; n < MAXIMUM_PROBE; n++, i = (i + 1) & mask) {
+      int expired = -1;
+      for (int n = 0; n < MAXIMUM_PROBE && t[i] != null; n++, i = (i + 1) & mask) {
         Denial d = t[i];
-        if (d == null) {
-          if (free < 0) {
-            free = i;
-          }
-          break;
-        }
         if (d.names(identity, denial.hash)) {
           if (d.untilMillis < untilMillis) {
             SLOT.setRelease(t, i, denial);
           }
           return;
         }
-        if (free < 0 && d.untilMillis <= now) {
-          // An expired denial's slot is reused in place: the run of slots stays whole.
-          free = i;
+        if (expired < 0 && d.untilMillis <= now) {
+          expired = i;
         }
       }
-      if (free >= 0 && t[free] != null) {
-        SLOT.setRelease(t, free, denial);
+      if (expired >= 0) {
+        // An expired denial's slot is reused in place: the run of slots stays whole.
+        SLOT.setRelease(t, expired, denial);
       } else if (size < capacity || (sweep(now) && size < capacity)) {
         insert(denial);
       } else {
