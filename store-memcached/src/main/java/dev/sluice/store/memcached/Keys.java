@@ -38,7 +38,8 @@ final class Keys {
     return name(u) + window;
   }
 
-  private String name(CounterUpdate u) {
+  /** The key without its window: {@code {prefix}:{rule}:{identity}:{period}:}. */
+  String name(CounterUpdate u) {
     return prefix + ':' + part(u.rule()) + ':' + part(u.identity()) + ':' + u.periodMillis() + ':';
   }
 

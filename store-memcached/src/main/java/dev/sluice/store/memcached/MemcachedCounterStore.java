@@ -40,9 +40,10 @@ import org.slf4j.LoggerFactory;
  * an expiry, one operation in the binary protocol) and the gets of the previous windows are queued
  * together and travel pipelined on the same connection, whatever the number of tiers and rules. A
  * previous window has ended by the time anyone asks for it, so its count is read once per instance
- * and remembered (bounded, {@value #PREVIOUS_CACHE_SIZE} entries) for the rest of the current
- * window: most decisions then send only their increments. An instance whose clock lags can still
- * add to a window after this one read it; that error is bounded by the clock skew. Keys are {@code
+ * and remembered for the rest of the current window, one entry per counter that the next window's
+ * read replaces (bounded, {@value #PREVIOUS_CACHE_SIZE} counters): most decisions then send only
+ * their increments. An instance whose clock lags can still add to a window after this one read it;
+ * that error is bounded by the clock skew. Keys are {@code
  * {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts replaced by a digest (no
  * raw caller data reaches the wire); windows live two periods plus slack, and a TTL over 30 days is
  * sent as an absolute Unix time, as memcached requires.
@@ -79,8 +80,15 @@ public final class MemcachedCounterStore implements CounterStore {
 
   static final int PREVIOUS_CACHE_SIZE = 100_000;
 
-  /** Counts of ended windows, by key; cleared whole when full (refilled by one get each). */
-  private final ConcurrentHashMap<String, Long> previousCounts = new ConcurrentHashMap<>();
+  /**
+   * The count of each counter's last window read, by the counter's key without its window; cleared
+   * whole when full (refilled by one get each). One entry per counter, not per window: the table
+   * stays as small as the set of active clients, and a lookup stays in cache.
+   */
+  private final ConcurrentHashMap<String, PreviousCount> previousCounts = new ConcurrentHashMap<>();
+
+  /** The count of window {@code window} of a counter, which has ended. */
+  private record PreviousCount(long window, long count) {}
 
   private final MemcachedClient client;
   private final Keys keys;
@@ -247,30 +255,38 @@ public final class MemcachedCounterStore implements CounterStore {
   private Batch send(List<CounterUpdate> updates) {
     int n = updates.size();
     String[] current = new String[n];
+    String[] names = new String[n];
     String[] previous = new String[n];
     long[] known = new long[n];
-    List<String> unknown = new ArrayList<>(n);
+    List<String> unknown = List.of();
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
-      current[i] = keys.key(u);
       if (u.running()) {
         // One value, no previous window to read.
-        known[i] = 0;
+        current[i] = keys.key(u);
         continue;
       }
-      previous[i] = keys.key(u, u.window() - 1);
-      Long cached = previousCounts.get(previous[i]);
-      if (cached == null) {
-        known[i] = -1;
-        unknown.add(previous[i]);
+      String name = keys.name(u);
+      names[i] = name;
+      current[i] = name + u.window();
+      PreviousCount cached = previousCounts.get(name);
+      if (cached != null && cached.window() == u.window() - 1) {
+        known[i] = cached.count();
       } else {
-        known[i] = cached;
+        known[i] = -1;
+        previous[i] = name + (u.window() - 1);
+        if (unknown.isEmpty()) {
+          unknown = new ArrayList<>(n);
+        }
+        unknown.add(previous[i]);
       }
     }
     CircuitBreaker<Object>[] nodes = acquire(current);
     @SuppressWarnings("unchecked")
     OperationFuture<Long>[] incrs = new OperationFuture[n];
-    Map<String, Future<Object>> gets = new HashMap<>(unknown.size() * 2);
+    // Most decisions know every previous count: no map for them.
+    Map<String, Future<Object>> gets =
+        unknown.isEmpty() ? Map.of() : new HashMap<>(unknown.size() * 2);
     try {
       for (int i = 0; i < n; i++) {
         CounterUpdate u = updates.get(i);
@@ -288,7 +304,7 @@ public final class MemcachedCounterStore implements CounterStore {
       distinct(nodes).forEach(CircuitBreaker::recordFailure);
       throw new StoreUnavailableException("memcached operations could not be sent: " + e);
     }
-    return new Batch(updates, current, previous, known, incrs, gets, nodes);
+    return new Batch(updates, current, names, previous, known, incrs, gets, nodes);
   }
 
   /**
@@ -310,7 +326,7 @@ public final class MemcachedCounterStore implements CounterStore {
         throw new StoreUnavailableException("memcached node " + node + " is down");
       }
     }
-    List<CircuitBreaker<Object>> taken = new ArrayList<>(2);
+    List<CircuitBreaker<Object>> taken = List.of();
     for (CircuitBreaker<Object> b : distinct(out)) {
       boolean halfOpen = b.isHalfOpen();
       if (!b.tryAcquirePermit()) {
@@ -320,6 +336,9 @@ public final class MemcachedCounterStore implements CounterStore {
         throw new StoreUnavailableException("memcached: circuit open");
       }
       if (halfOpen) {
+        if (taken.isEmpty()) {
+          taken = new ArrayList<>(2);
+        }
         taken.add(b);
       }
     }
@@ -436,6 +455,11 @@ public final class MemcachedCounterStore implements CounterStore {
   private final class Batch {
     final List<CounterUpdate> updates;
     final String[] current;
+
+    /** Each window counter's key without its window (the previous-count cache's key). */
+    final String[] names;
+
+    /** The previous window's key where its count is read with this batch. */
     final String[] previous;
 
     /** Previous counts known when the batch was sent; -1 where they are read with it. */
@@ -452,6 +476,7 @@ public final class MemcachedCounterStore implements CounterStore {
     Batch(
         List<CounterUpdate> updates,
         String[] current,
+        String[] names,
         String[] previous,
         long[] known,
         OperationFuture<Long>[] incrs,
@@ -461,6 +486,7 @@ public final class MemcachedCounterStore implements CounterStore {
       this.known = known;
       this.updates = updates;
       this.current = current;
+      this.names = names;
       this.previous = previous;
       this.incrs = incrs;
       this.gets = gets;
@@ -471,13 +497,16 @@ public final class MemcachedCounterStore implements CounterStore {
       long[] out = new long[2 * n];
       // Each node's breaker hears only of its own operations: a dead node must not open a healthy
       // one's breaker because one decision had counters on both.
-      List<CircuitBreaker<Object>> failedNodes = new ArrayList<>(1);
+      List<CircuitBreaker<Object>> failedNodes = List.of();
       StoreUnavailableException failure = null;
       for (int i = 0; i < n; i++) {
         try {
           out[2 * i] = count(i, deadline);
         } catch (StoreUnavailableException e) {
           failure = e;
+          if (failedNodes.isEmpty()) {
+            failedNodes = new ArrayList<>(2);
+          }
           if (!failedNodes.contains(nodes[i])) {
             failedNodes.add(nodes[i]);
           }
@@ -550,22 +579,35 @@ public final class MemcachedCounterStore implements CounterStore {
 
     private void readPrevious(long[] out, long deadline) {
       int n = incrs.length;
-      if (!gets.isEmpty() && previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
+      if (gets.isEmpty()) {
+        for (int i = 0; i < n; i++) {
+          out[2 * i + 1] = known[i];
+        }
+        return;
+      }
+      if (previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
         previousCounts.clear();
       }
+      // Only counts that were read: a previous window whose node did not answer is decided as
+      // empty, and asked for again next time.
       Map<String, Long> read = new HashMap<>(gets.size() * 2);
       for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
         try {
-          long v = parse(get(g.getValue(), deadline));
-          read.put(g.getKey(), v);
-          previousCounts.put(g.getKey(), v);
+          read.put(g.getKey(), parse(get(g.getValue(), deadline)));
         } catch (StoreUnavailableException e) {
-          // The previous window's node did not answer: decide without it, and ask again next time.
-          read.put(g.getKey(), 0L);
+          LOG.debug("previous window {} not read", g.getKey(), e);
         }
       }
       for (int i = 0; i < n; i++) {
-        out[2 * i + 1] = known[i] >= 0 ? known[i] : read.get(previous[i]);
+        if (known[i] >= 0) {
+          out[2 * i + 1] = known[i];
+          continue;
+        }
+        Long v = read.get(previous[i]);
+        out[2 * i + 1] = v == null ? 0 : v;
+        if (v != null) {
+          previousCounts.put(names[i], new PreviousCount(updates.get(i).window() - 1, v));
+        }
       }
     }
 
@@ -604,6 +646,9 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   private static List<CircuitBreaker<Object>> distinct(CircuitBreaker<Object>[] nodes) {
+    if (nodes.length == 1) {
+      return List.of(nodes[0]);
+    }
     List<CircuitBreaker<Object>> out = new ArrayList<>(2);
     for (CircuitBreaker<Object> b : nodes) {
       if (!out.contains(b)) {

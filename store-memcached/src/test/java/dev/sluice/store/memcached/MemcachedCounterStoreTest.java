@@ -103,6 +103,25 @@ class MemcachedCounterStoreTest {
     }
   }
 
+  @Test
+  void aRememberedPreviousCountServesOnlyTheWindowAfterIt() {
+    MemcachedCounterStore s = store(Duration.ofSeconds(2));
+    long w = clock.millis() / 1000;
+    for (int i = 0; i < 3; i++) {
+      s.increment(List.of(new CounterUpdate("r", "moving", 1000, w, 1)));
+    }
+    for (int i = 0; i < 4; i++) {
+      long[] next = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 1, 1)));
+      assertArrayEquals(new long[] {i + 1, 3}, next, "window w+1 sees w's count");
+    }
+    Map<String, String> before = server.stats();
+    long[] later = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
+    assertArrayEquals(new long[] {1, 4}, later, "window w+2 sees w+1's count, not w's");
+    assertEquals(1, delta(before, server.stats(), "cmd_get"), "w+1 read once");
+    long[] again = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
+    assertArrayEquals(new long[] {2, 4}, again);
+  }
+
   private RateLimiter threeTiers(MemcachedCounterStore s) {
     return RateLimiter.slidingWindow(s)
         .clock(clock)
