@@ -124,11 +124,9 @@ final class DenyCache {
   }
 
   /**
-   * Caches that {@code identity} is denied until {@code untilMillis}, unless a later denial of it
-   * is cached already or there is no room.
+   * Caches a denial, unless a later denial of its identity is cached already or there is no room.
    */
-  void put(String identity, long untilMillis, int tier, long used, long resetAtMillis, long now) {
-    Denial denial = new Denial(identity, untilMillis, tier, used, resetAtMillis);
+  void put(Denial denial, long now) {
     synchronized (this) {
       Denial[] t = slots;
       int mask = t.length - 1;
@@ -136,8 +134,8 @@ final class DenyCache {
       int expired = -1;
       for (int n = 0; n < MAXIMUM_PROBE && t[i] != null; n++, i = (i + 1) & mask) {
         Denial d = t[i];
-        if (d.names(identity, denial.hash)) {
-          if (d.untilMillis < untilMillis) {
+        if (d.names(denial.identity, denial.hash)) {
+          if (d.untilMillis < denial.untilMillis) {
             SLOT.setRelease(t, i, denial);
           }
           return;

@@ -210,11 +210,12 @@ final class Evaluator {
       }
       if (worst != null) {
         p.denyCache.put(
-            entry.identity,
-            until,
-            worst.tier,
-            Math.max(0, worst.count.used()),
-            worst.count.resetAt(),
+            new DenyCache.Denial(
+                entry.identity,
+                until,
+                worst.tier,
+                Math.max(0, worst.count.used()),
+                worst.count.resetAt()),
             now);
       }
     }

@@ -23,7 +23,7 @@ class DenyCacheTest {
     List<String> flood = CollidingIdentities.of(10);
     assertEquals(1, flood.stream().mapToInt(String::hashCode).distinct().count());
     for (String identity : flood) {
-      cache.put(identity, 1_000, 0, 5, 1_000, 0);
+      cache.put(new DenyCache.Denial(identity, 1_000, 0, 5, 1_000), 0);
     }
     assertEquals(DenyCache.MAXIMUM_PROBE, cache.size(), "the rest are not cached, not a long run");
     int found = 0;
@@ -31,17 +31,17 @@ class DenyCacheTest {
       found += cache.get(identity, 0) == null ? 0 : 1;
     }
     assertEquals(DenyCache.MAXIMUM_PROBE, found);
-    cache.put("someone else", 1_000, 0, 5, 1_000, 0);
+    cache.put(new DenyCache.Denial("someone else", 1_000, 0, 5, 1_000), 0);
     assertNotNull(cache.get("someone else", 0), "other identities are still cached");
   }
 
   @Test
   void aDenialIsReplacedOnlyByALaterOneAndLapsesAtItsInstant() {
     DenyCache cache = new DenyCache(100);
-    cache.put("k", 2_000, 1, 7, 3_000, 0);
-    cache.put("k", 1_500, 0, 9, 3_000, 0);
+    cache.put(new DenyCache.Denial("k", 2_000, 1, 7, 3_000), 0);
+    cache.put(new DenyCache.Denial("k", 1_500, 0, 9, 3_000), 0);
     assertEquals(2_000, cache.get("k", 0).untilMillis(), "an earlier denial does not shorten it");
-    cache.put("k", 2_500, 0, 9, 3_000, 0);
+    cache.put(new DenyCache.Denial("k", 2_500, 0, 9, 3_000), 0);
     DenyCache.Denial d = cache.get("k", 0);
     assertEquals(2_500, d.untilMillis());
     assertEquals(0, d.tier());
@@ -56,10 +56,10 @@ class DenyCacheTest {
     DenyCache cache = new DenyCache(4);
     List<String> keys = CollidingIdentities.of(3);
     for (int i = 0; i < 4; i++) {
-      cache.put(keys.get(i), 100, 0, 1, 100, 0);
+      cache.put(new DenyCache.Denial(keys.get(i), 100, 0, 1, 100), 0);
     }
     assertEquals(4, cache.size());
-    cache.put(keys.get(4), 500, 0, 1, 500, 200);
+    cache.put(new DenyCache.Denial(keys.get(4), 500, 0, 1, 500), 200);
     assertEquals(4, cache.size(), "the first expired slot was reused; nothing was swept");
     assertNotNull(cache.get(keys.get(4), 200));
     assertNull(cache.get(keys.get(1), 200), "expired");
@@ -102,7 +102,7 @@ class DenyCacheTest {
           pool.submit(
               () -> {
                 for (int i = 0; i < n; i++) {
-                  cache.put(ids[i], i + 1, 0, i, i + 1, 0);
+                  cache.put(new DenyCache.Denial(ids[i], i + 1, 0, i, i + 1), 0);
                 }
                 done.set(true);
               });

@@ -31,11 +31,8 @@ final class Keys {
 
   /** The key of the update's counter: its window's, or its running value's. */
   String key(CounterUpdate u) {
-    return u.running() ? name(u) + "run" : key(u, u.window());
-  }
-
-  String key(CounterUpdate u, long window) {
-    return name(u) + window;
+    String name = name(u);
+    return u.running() ? name + "run" : name + u.window();
   }
 
   /** The key without its window: {@code {prefix}:{rule}:{identity}:{period}:}. */

@@ -253,58 +253,9 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   private Batch send(List<CounterUpdate> updates) {
-    int n = updates.size();
-    String[] current = new String[n];
-    String[] names = new String[n];
-    String[] previous = new String[n];
-    long[] known = new long[n];
-    List<String> unknown = List.of();
-    for (int i = 0; i < n; i++) {
-      CounterUpdate u = updates.get(i);
-      if (u.running()) {
-        // One value, no previous window to read.
-        current[i] = keys.key(u);
-        continue;
-      }
-      String name = keys.name(u);
-      names[i] = name;
-      current[i] = name + u.window();
-      PreviousCount cached = previousCounts.get(name);
-      if (cached != null && cached.window() == u.window() - 1) {
-        known[i] = cached.count();
-      } else {
-        known[i] = -1;
-        previous[i] = name + (u.window() - 1);
-        if (unknown.isEmpty()) {
-          unknown = new ArrayList<>(n);
-        }
-        unknown.add(previous[i]);
-      }
-    }
-    CircuitBreaker<Object>[] nodes = acquire(current);
-    @SuppressWarnings("unchecked")
-    OperationFuture<Long>[] incrs = new OperationFuture[n];
-    // Most decisions know every previous count: no map for them.
-    Map<String, Future<Object>> gets =
-        unknown.isEmpty() ? Map.of() : new HashMap<>(unknown.size() * 2);
-    try {
-      for (int i = 0; i < n; i++) {
-        CounterUpdate u = updates.get(i);
-        incrs[i] = incr(current[i], u);
-      }
-      queueReads(unknown, gets);
-    } catch (RuntimeException e) {
-      // Not sent (a full queue, a client shutting down): every permit taken is answered.
-      for (OperationFuture<Long> f : incrs) {
-        if (f != null) {
-          f.cancel();
-        }
-      }
-      gets.values().forEach(f -> f.cancel(false));
-      distinct(nodes).forEach(CircuitBreaker::recordFailure);
-      throw new StoreUnavailableException("memcached operations could not be sent: " + e);
-    }
-    return new Batch(updates, current, names, previous, known, incrs, gets, nodes);
+    Batch batch = new Batch(updates);
+    batch.send();
+    return batch;
   }
 
   /**
@@ -451,45 +402,92 @@ public final class MemcachedCounterStore implements CounterStore {
     }
   }
 
-  /** The futures of one decision's operations, awaited under one deadline. */
+  /** The keys and futures of one decision's operations, awaited under one deadline. */
   private final class Batch {
     final List<CounterUpdate> updates;
+
+    /** Each counter's key: its current window's, or a running counter's one key. */
     final String[] current;
 
-    /** Each window counter's key without its window (the previous-count cache's key). */
+    /** Each window counter's key without its window: the previous-count cache's key. */
     final String[] names;
 
-    /** The previous window's key where its count is read with this batch. */
+    /** The previous window's key where its count is read with this batch, else null. */
     final String[] previous;
 
-    /** Previous counts known when the batch was sent; -1 where they are read with it. */
+    /** The previous counts the cache knew; 0 where read with the batch, and for a running one. */
     final long[] known;
 
     final OperationFuture<Long>[] incrs;
-    final Map<String, Future<Object>> gets;
+
+    /** The reads of the previous windows, by key; most decisions have none. */
+    private Map<String, Future<Object>> gets = Map.of();
 
     /** The breaker of each increment's node. */
-    final CircuitBreaker<Object>[] nodes;
+    private CircuitBreaker<Object>[] nodes;
 
     private boolean recorded;
 
-    Batch(
-        List<CounterUpdate> updates,
-        String[] current,
-        String[] names,
-        String[] previous,
-        long[] known,
-        OperationFuture<Long>[] incrs,
-        Map<String, Future<Object>> gets,
-        CircuitBreaker<Object>[] nodes) {
-      this.nodes = nodes;
-      this.known = known;
+    /** Names the counters, and takes each previous count the cache knows. */
+    @SuppressWarnings("unchecked")
+    Batch(List<CounterUpdate> updates) {
+      int n = updates.size();
       this.updates = updates;
-      this.current = current;
-      this.names = names;
-      this.previous = previous;
-      this.incrs = incrs;
-      this.gets = gets;
+      this.current = new String[n];
+      this.names = new String[n];
+      this.previous = new String[n];
+      this.known = new long[n];
+      this.incrs = new OperationFuture[n];
+      for (int i = 0; i < n; i++) {
+        CounterUpdate u = updates.get(i);
+        if (u.running()) {
+          // One value, no previous window to read.
+          current[i] = keys.key(u);
+          continue;
+        }
+        String name = keys.name(u);
+        names[i] = name;
+        current[i] = name + u.window();
+        PreviousCount cached = previousCounts.get(name);
+        if (cached != null && cached.window() == u.window() - 1) {
+          known[i] = cached.count();
+        } else {
+          previous[i] = name + (u.window() - 1);
+        }
+      }
+    }
+
+    /** Takes a permit from each node's breaker, and queues the increments and the reads. */
+    void send() {
+      nodes = acquire(current);
+      List<String> unknown = List.of();
+      for (String key : previous) {
+        if (key != null) {
+          if (unknown.isEmpty()) {
+            unknown = new ArrayList<>(previous.length);
+          }
+          unknown.add(key);
+        }
+      }
+      if (!unknown.isEmpty()) {
+        gets = new HashMap<>(unknown.size() * 2);
+      }
+      try {
+        for (int i = 0; i < incrs.length; i++) {
+          incrs[i] = incr(current[i], updates.get(i));
+        }
+        queueReads(unknown, gets);
+      } catch (RuntimeException e) {
+        // Not sent (a full queue, a client shutting down): every permit taken is answered.
+        for (OperationFuture<Long> f : incrs) {
+          if (f != null) {
+            f.cancel();
+          }
+        }
+        gets.values().forEach(f -> f.cancel(false));
+        distinct(nodes).forEach(CircuitBreaker::recordFailure);
+        throw new StoreUnavailableException("memcached operations could not be sent: " + e);
+      }
     }
 
     long[] await(long deadline) {
@@ -578,28 +576,9 @@ public final class MemcachedCounterStore implements CounterStore {
     }
 
     private void readPrevious(long[] out, long deadline) {
-      int n = incrs.length;
-      if (gets.isEmpty()) {
-        for (int i = 0; i < n; i++) {
-          out[2 * i + 1] = known[i];
-        }
-        return;
-      }
-      if (previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
-        previousCounts.clear();
-      }
-      // Only counts that were read: a previous window whose node did not answer is decided as
-      // empty, and asked for again next time.
-      Map<String, Long> read = new HashMap<>(gets.size() * 2);
-      for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
-        try {
-          read.put(g.getKey(), parse(get(g.getValue(), deadline)));
-        } catch (StoreUnavailableException e) {
-          LOG.debug("previous window {} not read", g.getKey(), e);
-        }
-      }
-      for (int i = 0; i < n; i++) {
-        if (known[i] >= 0) {
+      Map<String, Long> read = gets.isEmpty() ? Map.of() : read(deadline);
+      for (int i = 0; i < incrs.length; i++) {
+        if (previous[i] == null) {
           out[2 * i + 1] = known[i];
           continue;
         }
@@ -609,6 +588,25 @@ public final class MemcachedCounterStore implements CounterStore {
           previousCounts.put(names[i], new PreviousCount(updates.get(i).window() - 1, v));
         }
       }
+    }
+
+    /**
+     * The previous counts that were read. A previous window whose node did not answer is left out:
+     * it is decided as empty, and asked for again next time.
+     */
+    private Map<String, Long> read(long deadline) {
+      if (previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
+        previousCounts.clear();
+      }
+      Map<String, Long> read = new HashMap<>(gets.size() * 2);
+      for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
+        try {
+          read.put(g.getKey(), parse(get(g.getValue(), deadline)));
+        } catch (StoreUnavailableException e) {
+          LOG.debug("previous window {} not read", g.getKey(), e);
+        }
+      }
+      return read;
     }
 
     /**
