@@ -38,10 +38,14 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * One in-process Jersey request (ApplicationHandler, no network) to the demo's {@code GET
  * /api/v1/report}: with no filter, with Sluice on the in-memory store, with Sluice on memcached.
- * Limits are high enough that every request passes; 1,000 API keys in turn. Two more rows price
- * what any filter pays Jersey, without a decision: {@code noop}, a pre-matching request filter and
- * a response filter that do nothing; {@code six-headers}, the same pair with the response filter
- * adding six constant headers the way Sluice's does.
+ * Two more in-memory rows take parts away: {@code sluice-inmemory-ietf} sends only the two IETF
+ * fields, {@code sluice-inmemory-one-tier} counts one tier instead of two. Limits are high enough
+ * that every request passes; 1,000 API keys in turn. The other rows price what any filter pays
+ * Jersey, without a decision: {@code noop}, a pre-matching request filter and a response filter
+ * that do nothing; {@code noop-request-only} and {@code noop-response-only}, one of the two; {@code
+ * noop-post-matching}, the pair with the request filter after resource matching; {@code
+ * six-headers}, the pair with the response filter adding six constant headers the way Sluice's
+ * does.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -51,17 +55,22 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class FilterOverheadBenchmark {
 
-  @Param({"none", "noop", "six-headers", "sluice-inmemory", "sluice-memcached"})
+  @Param({
+    "none",
+    "noop",
+    "noop-request-only",
+    "noop-response-only",
+    "noop-post-matching",
+    "six-headers",
+    "sluice-inmemory",
+    "sluice-inmemory-ietf",
+    "sluice-inmemory-one-tier",
+    "sluice-memcached"
+  })
   public String filter;
 
-  private static final String RULES =
-      """
-      rules:
-        - id: report
-          match: { methods: [GET], path: /api/v1/report }
-          key: [header:X-Api-Key, ip]
-          tiers: [ { limit: 1000000000, period: 1s }, { limit: 1000000000, period: 1m } ]
-      """;
+  private static final String SECOND = "{ limit: 1000000000, period: 1s }";
+  private static final String MINUTE = "{ limit: 1000000000, period: 1m }";
 
   private ApplicationHandler handler;
   private BenchMemcached memcached;
@@ -74,9 +83,16 @@ public class FilterOverheadBenchmark {
     ResourceConfig app =
         new ResourceConfig(DemoResources.class)
             .property("jersey.config.server.wadl.disableWadl", true);
-    if (filter.equals("noop") || filter.equals("six-headers")) {
-      app.register(new NoopRequestFilter())
-          .register(new ConstantHeaders(filter.equals("six-headers")));
+    if (filter.startsWith("noop") || filter.equals("six-headers")) {
+      if (!filter.equals("noop-response-only")) {
+        app.register(
+            filter.equals("noop-post-matching")
+                ? new NoopPostMatchingFilter()
+                : new NoopRequestFilter());
+      }
+      if (!filter.equals("noop-request-only")) {
+        app.register(new ConstantHeaders(filter.equals("six-headers")));
+      }
     } else if (!filter.equals("none")) {
       if (filter.equals("sluice-memcached")) {
         memcached = BenchMemcached.start();
@@ -84,7 +100,13 @@ public class FilterOverheadBenchmark {
       } else {
         store = InMemoryCounterStore.create();
       }
-      app.register(SluiceFeature.builder(store).rules(YamlRules.parse(RULES, "bench")).build());
+      String rules =
+          switch (filter) {
+            case "sluice-inmemory-ietf" -> rules("headers: [ietf]\n", SECOND + ", " + MINUTE);
+            case "sluice-inmemory-one-tier" -> rules("", SECOND);
+            default -> rules("", SECOND + ", " + MINUTE);
+          };
+      app.register(SluiceFeature.builder(store).rules(YamlRules.parse(rules, "bench")).build());
     }
     handler = new ApplicationHandler(app);
     for (int i = 0; i < keys.length; i++) {
@@ -92,10 +114,25 @@ public class FilterOverheadBenchmark {
     }
     ContainerResponse check = request();
     if (check.getStatus() != 200
-        || (filter.startsWith("sluice") && check.getHeaderString("X-RateLimit-Limit") == null)) {
+        || (filter.startsWith("sluice") && check.getHeaderString("RateLimit") == null)
+        || (filter.endsWith("one-tier") && check.getHeaderString("RateLimit-Policy").contains(","))
+        || (filter.endsWith("ietf") && check.getHeaderString("X-RateLimit-Limit") != null)) {
       throw new IllegalStateException(
           filter + ": status " + check.getStatus() + ", headers " + check.getStringHeaders());
     }
+  }
+
+  /** The rule every Sluice row enforces, after the rules file's {@code headers} line if any. */
+  private static String rules(String headers, String tiers) {
+    return headers
+        + """
+        rules:
+          - id: report
+            match: { methods: [GET], path: /api/v1/report }
+            key: [header:X-Api-Key, ip]
+            tiers: [ %s ]
+        """
+            .formatted(tiers);
   }
 
   @TearDown(Level.Trial)
@@ -126,6 +163,12 @@ public class FilterOverheadBenchmark {
   /** A pre-matching request filter that does nothing: Jersey's price for running one. */
   @PreMatching
   static final class NoopRequestFilter implements ContainerRequestFilter {
+    @Override
+    public void filter(ContainerRequestContext request) {}
+  }
+
+  /** The same, after resource matching. */
+  static final class NoopPostMatchingFilter implements ContainerRequestFilter {
     @Override
     public void filter(ContainerRequestContext request) {}
   }
