@@ -38,20 +38,20 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * One in-process Jersey request (ApplicationHandler, no network) to the demo's {@code GET
  * /api/v1/report}: with no filter, with Sluice on the in-memory store, with Sluice on memcached.
- * Two more in-memory rows take parts away: {@code sluice-inmemory-ietf} sends only the two IETF
- * fields, {@code sluice-inmemory-one-tier} counts one tier instead of two. Limits are high enough
- * that every request passes; 1,000 API keys in turn. The other rows price what any filter pays
- * Jersey, without a decision: {@code noop}, a pre-matching request filter and a response filter
- * that do nothing; {@code noop-request-only} and {@code noop-response-only}, one of the two; {@code
- * noop-post-matching}, the pair with the request filter after resource matching; {@code
+ * Limits are high enough that every request passes; 1,000 API keys in turn. Two more in-memory rows
+ * take parts away: {@code sluice-inmemory-ietf} sends only the two IETF fields, {@code
+ * sluice-inmemory-one-tier} counts one tier instead of two. The other rows price what any filter
+ * pays Jersey, without a decision: {@code noop}, a pre-matching request filter and a response
+ * filter that do nothing; {@code noop-request-only} and {@code noop-response-only}, one of the two;
+ * {@code noop-post-matching}, the pair with the request filter after resource matching; {@code
  * six-headers}, the pair with the response filter adding six constant headers the way Sluice's
  * does.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 2)
+@Warmup(iterations = 8, time = 1) // with less, the bare request is still compiling when measured
 @Measurement(iterations = 5, time = 2)
-@Fork(1)
+@Fork(4)
 @State(Scope.Benchmark)
 public class FilterOverheadBenchmark {
 
