@@ -1,6 +1,5 @@
 package dev.sluice.http;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,10 +12,14 @@ import java.util.Map;
  * matches itself and everything below it, segment by segment. Matching takes time linear in the
  * path's segments times the pattern's, however many {@code **} it has. Immutable.
  *
- * <p>Paths are normalized before matching so their spelling cannot dodge a rule: path parameters
- * ({@code ;name=value}, which servlet containers and JAX-RS strip before routing) are cut from
- * every segment, the rest percent-decoded (so {@code %2F} is a separator), repeated slashes
- * collapsed, {@code .} and {@code ..} resolved (never above the root), the trailing slash dropped.
+ * <p>A request path is read as the container routes it: split on {@code /} first, then each segment
+ * loses its path parameters ({@code ;name=value}) and is percent-decoded on its own. An encoded
+ * {@code /}, {@code ;} or {@code .} stays inside its segment, and a capture is exactly the segment
+ * the resource receives. Empty segments are dropped. That is how JAX-RS (Jersey) routes, where a
+ * dot segment ({@code .}, {@code ..}, raw or encoded) is data: {@code /lead/..} reaches {@code
+ * /lead/{id}} with {@code id = ".."}. A servlet container resolves dot segments out of the path
+ * before it maps a servlet, so a path that has them also has a second reading, {@link
+ * Segments#resolved()}, which an adapter in front of servlets counts as well.
  */
 final class PathPattern {
 
@@ -68,7 +71,7 @@ final class PathPattern {
    */
   static PathPattern pattern(String pattern) {
     check(pattern);
-    String[] segs = split(normalize(pattern));
+    String[] segs = segmentsOf(pattern);
     for (String s : segs) {
       if (s.startsWith("{") != s.endsWith("}") || (s.startsWith("{") && s.length() < 3)) {
         throw new IllegalArgumentException(
@@ -87,7 +90,7 @@ final class PathPattern {
 
   static PathPattern prefix(String prefix) {
     check(prefix);
-    return new PathPattern(prefix, split(normalize(prefix)), true);
+    return new PathPattern(prefix, segmentsOf(prefix), true);
   }
 
   private static void check(String p) {
@@ -96,37 +99,50 @@ final class PathPattern {
     }
   }
 
-  /** The captures when {@code normalizedPath} matches, else null. */
-  Map<String, String> match(String normalizedPath) {
+  /** The captures when {@code path} (a request path as received) matches, else null. */
+  Map<String, String> match(String path) {
     Segments s = new Segments();
-    s.of(normalizedPath);
+    s.of(path);
     return match(s);
   }
 
   /**
-   * A request path's normalized segments as offsets into one string, so that matching allocates
-   * nothing; reused by one thread. A clean path (no {@code %}, no {@code ;}, no {@code .} or {@code
-   * ..} segment) is read as it is; any other is normalized first.
+   * A request path's segments as the container routes on them (see the class comment), held as
+   * offsets into one string so that matching allocates nothing; reused by one thread. A clean path
+   * (no {@code %}, no {@code ;}, no dot segment) is read in place; any other is decoded segment by
+   * segment into a string of its own. A path with dot segments also has the reading a servlet
+   * container gives it, {@link #resolved()}: its segments are a subsequence of these, so it shares
+   * their string.
    */
   static final class Segments {
     private String path = "";
     private int count;
     private int[] start = new int[16];
     private int[] end = new int[16];
+    private final StringBuilder decoded = new StringBuilder();
+    private Segments resolved;
+    private boolean hasResolved;
 
-    /** Reads {@code raw}, a request path as received. */
+    /** Reads {@code raw}, a request path as received (still percent-encoded, no query). */
     void of(String raw) {
       String p = raw == null ? "" : raw;
-      if (!fill(p, true)) {
-        fill(normalize(p), false);
+      hasResolved = false;
+      if (!clean(p)) {
+        decode(p);
       }
     }
 
     /**
-     * Splits {@code p} into its non-empty segments. With {@code check}, false when {@code p} is not
-     * clean (then nothing is kept); a normalized path is split as it is.
+     * The reading of a servlet container, which removes dot segments ({@code .}, and {@code ..}
+     * with the segment before it, never above the root; raw or encoded alike) before it maps a
+     * servlet; null when the path has no dot segment, so both readings are the same.
      */
-    private boolean fill(String p, boolean check) {
+    Segments resolved() {
+      return hasResolved ? resolved : null;
+    }
+
+    /** Splits a path that needs no decoding; false (nothing kept) when it does. */
+    private boolean clean(String p) {
       path = p;
       count = 0;
       int n = p.length();
@@ -135,29 +151,88 @@ final class PathPattern {
         int from = i;
         while (i < n && p.charAt(i) != '/') {
           char c = p.charAt(i);
-          if (check && (c == '%' || c == ';')) {
+          if (c == '%' || c == ';') {
             return false;
           }
           i++;
         }
-        int len = i - from;
-        if (len > 0) {
-          if (check
-              && p.charAt(from) == '.'
-              && (len == 1 || (len == 2 && p.charAt(from + 1) == '.'))) {
+        if (i > from) {
+          if (isDot(p, from, i)) {
             return false;
           }
-          if (count == start.length) {
-            start = java.util.Arrays.copyOf(start, 2 * count);
-            end = java.util.Arrays.copyOf(end, 2 * count);
-          }
-          start[count] = from;
-          end[count] = i;
-          count++;
+          add(from, i);
         }
         i++;
       }
       return true;
+    }
+
+    /** Splits on '/', cuts each segment's parameters and decodes it; notes dot segments. */
+    private void decode(String p) {
+      StringBuilder b = decoded;
+      b.setLength(0);
+      count = 0;
+      boolean dots = false;
+      int n = p.length();
+      int i = 0;
+      while (i <= n) {
+        int slash = p.indexOf('/', i);
+        int segEnd = slash < 0 ? n : slash;
+        int valueEnd = i;
+        while (valueEnd < segEnd && p.charAt(valueEnd) != ';') {
+          valueEnd++;
+        }
+        if (valueEnd > i) {
+          int from = b.length();
+          PathPattern.decode(p, i, valueEnd, b);
+          add(from, b.length());
+          dots |= isDot(b, from, b.length());
+        }
+        i = segEnd + 1;
+      }
+      path = b.toString();
+      if (dots) {
+        resolve();
+      }
+    }
+
+    /** Fills {@link #resolved} from these segments with the dot segments removed. */
+    private void resolve() {
+      Segments r = resolved;
+      if (r == null) {
+        r = new Segments();
+        resolved = r;
+      }
+      r.path = path;
+      r.count = 0;
+      for (int i = 0; i < count; i++) {
+        int len = end[i] - start[i];
+        if (isDot(path, start[i], end[i])) {
+          if (len == 2 && r.count > 0) {
+            r.count--;
+          }
+        } else {
+          r.add(start[i], end[i]);
+        }
+      }
+      hasResolved = true;
+    }
+
+    private static boolean isDot(CharSequence s, int from, int to) {
+      int len = to - from;
+      return (len == 1 || len == 2)
+          && s.charAt(from) == '.'
+          && (len == 1 || s.charAt(from + 1) == '.');
+    }
+
+    private void add(int from, int to) {
+      if (count == start.length) {
+        start = java.util.Arrays.copyOf(start, 2 * count);
+        end = java.util.Arrays.copyOf(end, 2 * count);
+      }
+      start[count] = from;
+      end[count] = to;
+      count++;
     }
 
     int size() {
@@ -219,62 +294,49 @@ final class PathPattern {
   }
 
   /**
-   * Cuts path parameters, decodes, collapses and resolves a request path; see the class comment.
+   * A pattern's segments: the path read as a servlet container reads it ({@link Segments}, dot
+   * segments resolved).
    */
-  static String normalize(String path) {
-    String raw = path == null ? "" : path;
-    List<String> out = new ArrayList<>();
-    for (String rawSeg : raw.split("/", -1)) {
-      // Decoding may reveal more separators (%2F) and parameters (%3B): both count as such.
-      for (String seg : decode(withoutParameters(rawSeg)).split("/", -1)) {
-        seg = withoutParameters(seg);
-        if (seg.isEmpty() || seg.equals(".")) {
-          continue;
-        }
-        if (seg.equals("..")) {
-          if (!out.isEmpty()) {
-            out.remove(out.size() - 1);
-          }
-          continue;
-        }
-        out.add(seg);
-      }
+  private static String[] segmentsOf(String pattern) {
+    Segments s = new Segments();
+    s.of(pattern);
+    Segments r = s.resolved() == null ? s : s.resolved();
+    String[] out = new String[r.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = r.get(i);
     }
-    return "/" + String.join("/", out);
+    return out;
   }
 
-  private static String withoutParameters(String segment) {
-    int semi = segment.indexOf(';');
-    return semi < 0 ? segment : segment.substring(0, semi);
-  }
-
-  private static String decode(String s) {
-    if (s.indexOf('%') < 0) {
-      return s;
-    }
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(s.length());
-    for (int i = 0; i < s.length(); i++) {
+  /**
+   * Appends {@code s[from, to)} percent-decoded as UTF-8 (a byte sequence that is not UTF-8 reads
+   * as U+FFFD); a {@code %} not followed by two hex digits stays as it is, so nothing throws.
+   */
+  private static void decode(String s, int from, int to, StringBuilder out) {
+    int i = from;
+    while (i < to) {
       char c = s.charAt(i);
-      if (c == '%'
-          && i + 2 < s.length()
-          && hex(s.charAt(i + 1)) >= 0
-          && hex(s.charAt(i + 2)) >= 0) {
-        bytes.write(hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)));
-        i += 2;
-      } else {
-        byte[] b = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
-        bytes.write(b, 0, b.length);
+      if (c != '%' || !escape(s, i, to)) {
+        out.append(c);
+        i++;
+        continue;
       }
+      // A run of escapes decodes as one byte sequence, so a multi-byte character is whole.
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      while (i < to && s.charAt(i) == '%' && escape(s, i, to)) {
+        bytes.write(hex(s.charAt(i + 1)) * 16 + hex(s.charAt(i + 2)));
+        i += 3;
+      }
+      out.append(bytes.toString(StandardCharsets.UTF_8));
     }
-    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  private static boolean escape(String s, int i, int to) {
+    return i + 2 < to && hex(s.charAt(i + 1)) >= 0 && hex(s.charAt(i + 2)) >= 0;
   }
 
   private static int hex(char c) {
     return Character.digit(c, 16);
-  }
-
-  static String[] split(String normalized) {
-    return normalized.equals("/") ? new String[0] : normalized.substring(1).split("/");
   }
 
   /** The capture names of this pattern. */

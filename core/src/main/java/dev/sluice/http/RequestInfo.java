@@ -12,8 +12,23 @@ public interface RequestInfo {
   /** The HTTP method, e.g. {@code GET}. */
   String method();
 
-  /** The decoded request path, without the query, e.g. {@code /v1/organizations/42/product/7}. */
+  /**
+   * The request path as received, still percent-encoded, without the query, e.g. {@code
+   * /v1/organizations/42/product/7}: the rules split it on {@code /} and decode each segment on its
+   * own, as the container routes it.
+   */
   String path();
+
+  /**
+   * Whether the application routes on the path's segments as they are, so that a dot segment
+   * ({@code .} or {@code ..}, raw or encoded) is data, as JAX-RS (Jersey) routes: {@code /lead/..}
+   * reaches {@code /lead/{id}}. False by default, for a servlet container, which removes dot
+   * segments before it maps a servlet: a path with dot segments is then counted under both
+   * readings, since the adapter cannot know which one the application behind it uses.
+   */
+  default boolean dotSegmentsAreData() {
+    return false;
+  }
 
   /** Every value of a header (case-insensitive name), in the order received; empty if absent. */
   List<String> headers(String name);

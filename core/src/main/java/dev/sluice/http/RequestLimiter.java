@@ -184,26 +184,44 @@ public final class RequestLimiter {
     Active current = null;
     try {
       PathPattern.Segments path = null;
+      PathPattern.Segments resolved = null;
       if (bound == null) {
         path = SEGMENTS.get();
         path.of(request.path());
+        resolved = request.dotSegmentsAreData() ? null : path.resolved();
       }
       String method = bound == null ? upper(request.method()) : null;
       for (Active a : candidates) {
         current = a;
         Map<String, String> captures = bound;
+        Map<String, String> other = null;
         if (bound == null) {
           if (!a.matchesMethod(method)) {
             continue;
           }
           captures = a.pattern.match(path);
+          other = resolved == null ? null : a.pattern.match(resolved);
           if (captures == null) {
-            continue;
+            captures = other;
+            other = null;
+            if (captures == null) {
+              continue;
+            }
           }
         }
+        Policy policy = null;
         String identity = a.identity(request, captures, c.clients, apps);
         if (identity != null) {
-          engine.add(out, a.policyFor(quotas.quota(request, a.rule)), identity);
+          policy = a.policyFor(quotas.quota(request, a.rule));
+          engine.add(out, policy, identity);
+        }
+        if (other != null && !other.equals(captures)) {
+          // Both readings match, with other captures: counted under both, the stricter reading.
+          String second = a.identity(request, other, c.clients, apps);
+          if (second != null && !second.equals(identity)) {
+            engine.add(
+                out, policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)), second);
+          }
         }
       }
       current = null;
@@ -212,6 +230,9 @@ public final class RequestLimiter {
         return engine.decide(out, 1);
       }
       int cls = s.classify(method, path, request);
+      if (resolved != null) {
+        cls = s.shedFirst(cls, s.classify(method, resolved, request));
+      }
       if (s.fleetAll != null) {
         engine.add(out, s.fleetAll, Shed.FLEET_IDENTITY);
         if (!s.critical(cls)) {
@@ -497,6 +518,22 @@ public final class RequestLimiter {
         }
       }
       return -1;
+    }
+
+    /**
+     * Of two classes a request is in by two readings of its path, the one shed first (critical only
+     * when both are), so that a spelling cannot move a request into a class it is not in.
+     */
+    int shedFirst(int a, int b) {
+      int ra = rank(a);
+      int rb = rank(b);
+      if (ra == 0) {
+        return b;
+      }
+      if (rb == 0) {
+        return a;
+      }
+      return ra <= rb ? a : b;
     }
 
     boolean critical(int cls) {

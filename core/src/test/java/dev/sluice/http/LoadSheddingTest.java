@@ -144,4 +144,45 @@ class LoadSheddingTest {
     a.release();
     assertEquals(0, l.loadShedder().orElseThrow().inFlight());
   }
+
+  /**
+   * A spelling of a path cannot move a request into the critical class: under a servlet container
+   * (both readings of a path with dot segments) the class shed first wins, and under JAX-RS the
+   * class is the routed reading's.
+   */
+  @Test
+  void aSpellingOfThePathCannotMoveARequestIntoTheCriticalClass() {
+    RequestLimiter l = limiter(Shedding.builder().classes(CLASSES).build());
+    Outcome out = new Outcome();
+    for (String path :
+        new String[] {
+          "/api/v1/x/../lead/7",
+          "/api/v1/x/%2e%2e/lead/7",
+          "/api/v1/lead/7/x/..",
+          "/api/v1/lead/x/%2E",
+          "/api/v1/lead/7/.",
+          "/api/./v1/lead/7"
+        }) {
+      for (boolean jaxrs : new boolean[] {false, true}) {
+        TestRequest r = new TestRequest("POST", path).from("192.0.2.3");
+        l.decide(jaxrs ? r.routedOnRawSegments() : r, out);
+        assertEquals("writes", out.priorityClass(), path + (jaxrs ? " (JAX-RS)" : " (servlet)"));
+        l.slots(out).release();
+      }
+    }
+    for (String path : new String[] {"/api/v1/lead/7", "/api/v1/lead/7;x=1", "/api//v1/lead/7/"}) {
+      l.decide(new TestRequest("POST", path).from("192.0.2.3"), out);
+      assertEquals("critical", out.priorityClass(), path + " is the critical route's");
+      l.slots(out).release();
+    }
+    // Jersey serves this to /api/v1/lead/{id} with id "..": critical there. A servlet container
+    // resolves it to /api/v1, so in front of one it is shed as a write.
+    TestRequest dots = new TestRequest("POST", "/api/v1/lead/%2e%2e").from("192.0.2.3");
+    l.decide(dots, out);
+    assertEquals("writes", out.priorityClass());
+    l.slots(out).release();
+    l.decide(dots.routedOnRawSegments(), out);
+    assertEquals("critical", out.priorityClass());
+    l.slots(out).release();
+  }
 }

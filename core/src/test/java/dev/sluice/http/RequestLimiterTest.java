@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.RecordingStore;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -342,5 +343,46 @@ class RequestLimiterTest {
         IllegalArgumentException.class,
         () -> RuleSet.builder().trustedProxies(List.of("10.0.0.0/99")));
     assertThrows(IllegalArgumentException.class, () -> Rule.builder("r").build());
+  }
+
+  /**
+   * In front of a servlet container, a path with dot segments is counted under both readings: as
+   * JAX-RS routes it (dot segments are data) and as the container resolves it. Behind JAX-RS only
+   * the routed reading counts, so a spelling cannot charge a tenant whose resource it never
+   * reaches.
+   */
+  @Test
+  void aPathWithDotSegmentsIsCountedUnderEachReadingItsContainerMayRouteBy() {
+    RecordingStore recording = new RecordingStore();
+    RequestLimiter l =
+        RequestLimiter.builder(recording)
+            .clock(clock)
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("tenant")
+                            .path("/t/{tenant}/**")
+                            .key("path:tenant")
+                            .tier(1_000, Duration.ofMinutes(1))
+                            .build())
+                    .rule(
+                        Rule.builder("orders")
+                            .path("/t/{tenant}/orders")
+                            .key("path:tenant")
+                            .tier(1_000, Duration.ofMinutes(1))
+                            .build())
+                    .build())
+            .build();
+    l.decide(TestRequest.get("/t/me/%2e%2e/victim/orders"));
+    assertEquals(
+        List.of("tenant:path:tenant=me", "tenant:path:tenant=victim", "orders:path:tenant=victim"),
+        recording.take());
+    l.decide(TestRequest.get("/t/me/%2e%2e/victim/orders").routedOnRawSegments());
+    assertEquals(List.of("tenant:path:tenant=me"), recording.take());
+    l.decide(TestRequest.get("/t/me%2F..%2Fvictim/orders"));
+    assertEquals(
+        List.of("tenant:path:tenant=me/../victim", "orders:path:tenant=me/../victim"),
+        recording.take(),
+        "an encoded '/' is data in both readings");
   }
 }

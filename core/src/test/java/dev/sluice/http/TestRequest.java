@@ -15,6 +15,7 @@ public final class TestRequest implements RequestInfo {
   private final Map<String, Object> attributes = new HashMap<>();
   private String remote = "192.0.2.1";
   private String principal;
+  private boolean dotSegmentsAreData;
 
   public TestRequest(String method, String path) {
     this.method = method;
@@ -38,6 +39,17 @@ public final class TestRequest implements RequestInfo {
   public TestRequest user(String name) {
     this.principal = name;
     return this;
+  }
+
+  /** Routed as JAX-RS routes, on the raw segments; see {@link RequestInfo#dotSegmentsAreData}. */
+  public TestRequest routedOnRawSegments() {
+    this.dotSegmentsAreData = true;
+    return this;
+  }
+
+  @Override
+  public boolean dotSegmentsAreData() {
+    return dotSegmentsAreData;
   }
 
   public TestRequest attribute(String name, Object value) {

@@ -23,7 +23,7 @@ final class JaxrsRequest implements RequestInfo {
   }
 
   /**
-   * The path below the context path, still encoded (the rules normalize it): under a servlet
+   * The path below the context path, still encoded (the rules split and decode it): under a servlet
    * container the request URI without the servlet context path, so the servlet mapping is part of
    * it, as the servlet filter sees it; on a standalone server (Grizzly, Jetty) the path below the
    * application's base URI.
@@ -37,6 +37,12 @@ final class JaxrsRequest implements RequestInfo {
     }
     String p = ctx.getUriInfo().getPath(false);
     return p.startsWith("/") ? p : "/" + p;
+  }
+
+  /** Jersey matches its templates against the encoded path: {@code /lead/..} reaches {@code {id}}. */
+  @Override
+  public boolean dotSegmentsAreData() {
+    return true;
   }
 
   @Override

@@ -241,7 +241,7 @@ public final class SluiceFilter implements Filter {
 
     @Override
     public String path() {
-      // Raw, below the context path; the rules normalize and decode it.
+      // Raw, below the context path; the rules split and decode it, reading dot segments both ways.
       String uri = request.getRequestURI();
       String context = request.getContextPath();
       return context != null && !context.isEmpty() && uri.startsWith(context)
