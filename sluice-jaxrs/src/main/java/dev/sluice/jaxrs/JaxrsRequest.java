@@ -39,7 +39,9 @@ final class JaxrsRequest implements RequestInfo {
     return p.startsWith("/") ? p : "/" + p;
   }
 
-  /** Jersey matches its templates against the encoded path: {@code /lead/..} reaches {@code {id}}. */
+  /**
+   * Jersey matches its templates against the encoded path: {@code /lead/..} reaches {@code {id}}.
+   */
   @Override
   public boolean dotSegmentsAreData() {
     return true;
