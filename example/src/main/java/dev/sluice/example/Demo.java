@@ -109,6 +109,13 @@ public final class Demo implements AutoCloseable {
     HttpServer server =
         GrizzlyHttpServerFactory.createHttpServer(
             URI.create("http://" + o.host + ":" + o.port + "/"), app, false);
+    // A malformed request target gets a 400, and no error page shows a stack trace.
+    org.glassfish.grizzly.http.server.ServerConfiguration config = server.getServerConfiguration();
+    org.glassfish.grizzly.http.server.HttpHandler jersey =
+        config.getHttpHandlersWithMapping().keySet().iterator().next();
+    config.removeHttpHandler(jersey);
+    config.addHttpHandler(new RequestTargets(jersey));
+    config.setDefaultErrorPageGenerator(RequestTargets.NO_STACK_TRACES);
     // Grizzly closes a keep-alive connection after 256 requests by default, which races with a
     // client sending its next request on it: keep connections open (idle ones still time out).
     server.getListener("grizzly").getKeepAlive().setMaxRequestsCount(-1);

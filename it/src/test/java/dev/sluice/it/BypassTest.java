@@ -1,5 +1,7 @@
 package dev.sluice.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.example.Demo;
@@ -38,6 +40,21 @@ class BypassTest {
           key: [ip]
           algorithm: fixed-window
           tiers: [ { limit: 5, period: 1h } ]
+        - id: lead
+          match: { methods: [POST], path: "/api/v1/lead/{id}" }
+          key: [ip]
+          algorithm: fixed-window
+          tiers: [ { limit: 5, period: 1h } ]
+        - id: product
+          match: { methods: [GET], path: "/v1/organizations/{orgId}/product/*" }
+          key: [ip]
+          algorithm: fixed-window
+          tiers: [ { limit: 5, period: 1h } ]
+        - id: tenant
+          match: { methods: [GET], path: "/v1/organizations/{orgId}/product/*" }
+          key: [path:orgId]
+          algorithm: fixed-window
+          tiers: [ { limit: 5, period: 1h } ]
       """;
 
   /** One trick: request {@code i} as raw HTTP/1.1 head lines (request line first, no Host). */
@@ -50,7 +67,58 @@ class BypassTest {
     return lines;
   }
 
+  private static List<String> post(String path, String... headers) {
+    List<String> lines = new ArrayList<>();
+    lines.add("POST " + path + " HTTP/1.1");
+    lines.add("Content-Length: 0");
+    lines.addAll(List.of(headers));
+    return lines;
+  }
+
+  /**
+   * A capture ({@code {id}}) or {@code *} segment spelled as path structure: Jersey routes it to
+   * the resource with the segment as the value, so every rule of the route must count it.
+   */
+  private static final List<String> STRUCTURE =
+      List.of(
+          "..",
+          ".",
+          "%2e%2e",
+          "%2e",
+          ".%2e",
+          "%3B",
+          "%3Bx",
+          "%2F",
+          "x%2F..",
+          "%2E%2E%2f",
+          "..%2F..%2F..",
+          "%2e%2e%2F%2e%2e%2F%2e%2e");
+
   private static List<Trick> tricks() {
+    List<Trick> tricks = new ArrayList<>();
+    for (int n = 0; n < STRUCTURE.size(); n++) {
+      String spelling = STRUCTURE.get(n);
+      String client = "X-Forwarded-For: 198.51.101." + (n + 1);
+      tricks.add(
+          new Trick(
+              "`POST /api/v1/lead/" + spelling + "`",
+              i -> post("/api/v1/lead/" + spelling, client)));
+    }
+    List<String> products = List.of("%2e%2e", "%3B1", "1%2F..");
+    for (int n = 0; n < products.size(); n++) {
+      String spelling = products.get(n);
+      String client = "X-Forwarded-For: 198.51.102." + (n + 1);
+      // A new tenant per request, so only the per-address rule can hold the limit.
+      tricks.add(
+          new Trick(
+              "`GET /v1/organizations/tN/product/" + spelling + "` (a new tenant each time)",
+              i -> get("/v1/organizations/t" + i + "/product/" + spelling, client)));
+    }
+    tricks.addAll(classicTricks());
+    return tricks;
+  }
+
+  private static List<Trick> classicTricks() {
     return List.of(
         new Trick(
             "`HEAD` instead of `GET`",
@@ -157,5 +225,57 @@ class BypassTest {
       }
     }
     assertTrue(bypasses.isEmpty(), "bypasses: " + bypasses);
+  }
+
+  /**
+   * A {@code path:NAME} capture spelled with encoded separators is the one segment the resource
+   * receives: it is never resolved into another tenant's name and charged to that tenant.
+   */
+  @Test
+  void aCaptureSpelledWithEncodedSeparatorsNeverChargesAnotherTenant(@TempDir Path dir)
+      throws Exception {
+    Path rules = dir.resolve("rules.yaml");
+    Files.writeString(rules, RULES);
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      for (int i = 0; i < 5; i++) {
+        String client = "X-Forwarded-For: 198.51.103." + (i + 1);
+        RawHttp.status(
+            demo.port(), get("/v1/organizations/x" + i + "%2F..%2Fvictim/product/1", client));
+      }
+      assertEquals(
+          200,
+          RawHttp.status(
+              demo.port(),
+              get("/v1/organizations/victim/product/1", "X-Forwarded-For: 198.51.103.99")),
+          "the tenant 'victim' has spent nothing of its quota");
+    }
+  }
+
+  /** A request target that is not a URI gets a 400 and no stack trace, limited or not. */
+  @Test
+  void aMalformedRequestTargetGetsA400WithNoStackTrace(@TempDir Path dir) throws Exception {
+    Path rules = dir.resolve("rules.yaml");
+    Files.writeString(rules, RULES);
+    try (Demo demo =
+        Demo.start(
+            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+      for (String target :
+          List.of(
+              "/api/v1/lead/%zz",
+              "/api/v1/lead/a%",
+              "/api/v1/lead/a\\b",
+              "/api/v1/report?q=%zz",
+              "/api/v1/%",
+              "/%e9t%")) {
+        String response = RawHttp.response(demo.port(), "POST " + target + " HTTP/1.1");
+        assertTrue(response.startsWith("HTTP/1.1 400"), target + ": " + response);
+        assertFalse(response.contains("Exception"), target + ": " + response);
+        assertFalse(response.contains("at org."), target + ": " + response);
+      }
+    }
   }
 }

@@ -43,4 +43,17 @@ final class RawHttp {
     }
     return status(port, req.append("Connection: close\r\n\r\n").toString());
   }
+
+  /** The whole response to a request line, sent with Host, an empty body and Connection: close. */
+  static String response(int port, String requestLine) throws IOException {
+    try (Socket s = new Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+      s.setSoTimeout(10_000);
+      OutputStream out = s.getOutputStream();
+      out.write(
+          (requestLine + "\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
 }
