@@ -3,10 +3,8 @@ package dev.sluice.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -53,7 +51,7 @@ class PathSpellingTest {
       StringBuilder b = new StringBuilder();
       for (String v : values) {
         b.append(r.nextInt(8) == 0 ? "//" : "/");
-        b.append(spell(v, r));
+        b.append(PathSpellings.encode(v, r, 5));
         if (r.nextInt(4) == 0) {
           b.append(
               List.of(";", ";x=1", ";jsessionid=" + r.nextInt(99), ";a=%2F").get(r.nextInt(4)));
@@ -63,26 +61,6 @@ class PathSpellingTest {
         b.append('/');
       }
       return new Spelled(values, b.toString());
-    }
-
-    private static String spell(String value, Random r) {
-      StringBuilder b = new StringBuilder();
-      value
-          .codePoints()
-          .forEach(
-              cp -> {
-                String ch = Character.toString(cp);
-                boolean mustEncode = !ch.matches("[A-Za-z0-9._~=+-]");
-                if (mustEncode || r.nextInt(5) == 0) {
-                  for (byte x : ch.getBytes(StandardCharsets.UTF_8)) {
-                    String hex = String.format(Locale.ROOT, "%02X", x & 0xff);
-                    b.append('%').append(r.nextBoolean() ? hex : hex.toLowerCase(Locale.ROOT));
-                  }
-                } else {
-                  b.append(ch);
-                }
-              });
-      return b.toString();
     }
   }
 
