@@ -170,8 +170,6 @@ class BypassTest {
 
   @Test
   void noTrickGetsMoreThanTheLimitThrough(@TempDir Path dir) throws Exception {
-    Path rules = dir.resolve("rules.yaml");
-    Files.writeString(rules, RULES);
     Report.line(
         "bypass attempts against the demo: key [ip], 127.0.0.1 trusted, limit "
             + LIMIT
@@ -181,10 +179,7 @@ class BypassTest {
     Report.line("| trick | statuses | passed |");
     Report.line("|---|---|---:|");
     List<String> bypasses = new ArrayList<>();
-    try (Demo demo =
-        Demo.start(
-            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
-            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+    try (Demo demo = demo(dir)) {
       for (Trick t : tricks()) {
         java.util.Map<Integer, Integer> statuses = new java.util.TreeMap<>();
         int passed = 0;
@@ -216,12 +211,7 @@ class BypassTest {
   @Test
   void aCaptureSpelledWithEncodedSeparatorsNeverChargesAnotherTenant(@TempDir Path dir)
       throws Exception {
-    Path rules = dir.resolve("rules.yaml");
-    Files.writeString(rules, RULES);
-    try (Demo demo =
-        Demo.start(
-            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
-            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+    try (Demo demo = demo(dir)) {
       for (int i = 0; i < 5; i++) {
         String client = "X-Forwarded-For: 198.51.103." + (i + 1);
         RawHttp.status(
@@ -239,12 +229,7 @@ class BypassTest {
   /** A request target that is not a URI gets a 400 and no stack trace, limited or not. */
   @Test
   void aMalformedRequestTargetGetsA400WithNoStackTrace(@TempDir Path dir) throws Exception {
-    Path rules = dir.resolve("rules.yaml");
-    Files.writeString(rules, RULES);
-    try (Demo demo =
-        Demo.start(
-            new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
-            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+    try (Demo demo = demo(dir)) {
       for (String target :
           List.of(
               "/api/v1/lead/%zz",
@@ -259,5 +244,14 @@ class BypassTest {
         assertFalse(response.contains("at org."), target + ": " + response);
       }
     }
+  }
+
+  /** The demo on a free port with {@link #RULES}, on a fake clock, its console discarded. */
+  private static Demo demo(Path dir) throws Exception {
+    Path rules = dir.resolve("rules.yaml");
+    Files.writeString(rules, RULES);
+    return Demo.start(
+        new Demo.Options().host("127.0.0.1").port(0).rules(rules).clock(new FakeClock()),
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
   }
 }
