@@ -79,6 +79,9 @@ final class Call implements CounterBatch {
   /** Whether any added policy is counted in two layers. */
   boolean synced;
 
+  /** Whether the counters were handed to the store: a failed call may still have counted them. */
+  boolean sent;
+
   /**
    * The most permits a request may ask for before some non-shadow policy could never let it pass:
    * the least {@link Policy#maxPermits} of those added.
@@ -100,6 +103,7 @@ final class Call implements CounterBatch {
     entryCount = 0;
     counterCount = 0;
     synced = false;
+    sent = false;
     maxPermits = Long.MAX_VALUE;
   }
 
@@ -232,6 +236,11 @@ final class Call implements CounterBatch {
   @Override
   public long floor(int i) {
     return counters[i].limit.floor(now);
+  }
+
+  @Override
+  public boolean released(int i) {
+    return counters[i].limit.heldUntilReleased();
   }
 
   @Override

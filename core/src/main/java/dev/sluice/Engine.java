@@ -87,6 +87,7 @@ public final class Engine {
       throw new IllegalArgumentException("a decision's outcome is read-only: pass a new Outcome()");
     }
     out.call.clear();
+    out.slots = null;
     if (out.inFlight != null) {
       out.inFlight = null;
     }
@@ -151,14 +152,27 @@ public final class Engine {
    * store counted it. Call it before {@code out} is reused.
    */
   public Slots slots(Outcome out) {
+    if (out.slots == null) {
+      out.slots = LoadShedder.slots(out, heldSlots(out));
+    }
+    return out.slots;
+  }
+
+  /**
+   * The store's slots: those of the allowed request's concurrency counters, but not a shadow
+   * policy's that was refunded at once. A decision the store failed holds its slots too when its
+   * increments were sent: memcached may apply one after the client gave up waiting, and the release
+   * takes it back.
+   */
+  private Slots heldSlots(Outcome out) {
     Call call = out.call;
-    if (call == null || !out.allowed() || out.storeFailed()) {
+    if (call == null || !out.allowed() || (out.storeFailed() && !call.sent)) {
       return Slots.NONE;
     }
     List<CounterUpdate> held = null;
     for (int i = 0; i < call.size(); i++) {
       Call.Counter c = call.counter(i);
-      if (c.limit.heldUntilReleased()) {
+      if (c.limit.heldUntilReleased() && !c.entry.shadowFailed) {
         if (held == null) {
           held = new java.util.ArrayList<>(2);
         }
@@ -168,7 +182,9 @@ public final class Engine {
                 c.entry.identity,
                 c.limit.periodMillis(),
                 c.window,
-                call.permits));
+                call.permits,
+                0,
+                true));
       }
     }
     return held == null ? Slots.NONE : new Slots(evaluator.store(), List.copyOf(held));

@@ -68,6 +68,7 @@ final class Evaluator {
       Call.Counter c = call.counter(i);
       c.locate(now, c.limit.offset(c.entry.identity));
     }
+    call.sent = true;
     try {
       if (call.synced) {
         twoLayer.increment(call);
@@ -161,7 +162,8 @@ final class Evaluator {
                 call.periodMillis(i),
                 c.window,
                 call.delta(i),
-                call.floor(i)));
+                call.floor(i),
+                call.released(i)));
       }
     }
     return out;
@@ -286,6 +288,18 @@ final class Evaluator {
       LOG.debug("counter store failed", e);
     }
     out.withoutCounts(failureBinding(call));
+    if (!out.allowed()) {
+      // Refused on the failure: slots memcached counts late are given back now, as no release will.
+      List<CounterUpdate> slots = new ArrayList<>(0);
+      for (CounterUpdate u : updates(call, false)) {
+        if (u.released()) {
+          slots.add(u);
+        }
+      }
+      if (!slots.isEmpty() && !call.synced) {
+        refund(call, slots);
+      }
+    }
   }
 
   /**

@@ -54,6 +54,9 @@ public final class Outcome {
   /** The worker shedder whose count of requests in flight the request entered, or null. */
   LoadShedder inFlight;
 
+  /** The slots this decision holds, once asked for ({@link Engine#slots}); null before. */
+  Slots slots;
+
   /** When the request entered the count ({@link System#nanoTime}), for an adaptive limit. */
   long inFlightSince;
 

@@ -31,9 +31,13 @@ final class ConcurrentRequests extends Window {
     c.outcome(pass, used, c.windowStart + 2 * period, retry, used);
   }
 
+  /**
+   * 0: a slot may free at any moment, on any instance, so a refusal is never remembered (a deny
+   * cache would refuse a client whose requests have completed).
+   */
   @Override
   public long retryForOne(Count c) {
-    return RETRY_MILLIS;
+    return 0;
   }
 
   @Override

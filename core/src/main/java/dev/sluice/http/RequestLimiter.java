@@ -248,7 +248,7 @@ public final class RequestLimiter {
       s.shedder.enter(out);
       if (s.shedder.sheds(s.rank(cls), s.ranks)) {
         // Refused after the store counted it: what it took goes back at once.
-        LoadShedder.slots(out, engine.slots(out)).release();
+        engine.slots(out).release();
         s.shedder.shed(out);
         return false;
       }
@@ -316,7 +316,7 @@ public final class RequestLimiter {
    * {@code out} is reused; {@link Slots#NONE} when it holds none.
    */
   public Slots slots(Outcome out) {
-    return LoadShedder.slots(out, engine.slots(out));
+    return engine.slots(out);
   }
 
   /**

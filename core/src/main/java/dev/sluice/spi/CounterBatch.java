@@ -58,6 +58,16 @@ public interface CounterBatch {
   }
 
   /**
+   * Whether counter {@code i}'s windows are given back after they end: concurrency slots, released
+   * when their requests complete, whatever window they were taken in. The count of such a window
+   * can fall after it has ended, so a store reads the previous window with every increment and
+   * never answers it from a copy it remembers. False by default.
+   */
+  default boolean released(int i) {
+    return false;
+  }
+
+  /**
    * Counter {@code i}'s name as a map key: a new key by default. A batch may hand out the same
    * object for {@code i} until its counters change; a store that keeps a key keeps a {@link
    * CounterKey#copy}.
@@ -75,7 +85,8 @@ public interface CounterBatch {
     List<CounterUpdate> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       out.add(
-          new CounterUpdate(rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i)));
+          new CounterUpdate(
+              rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i), released(i)));
     }
     return out;
   }

@@ -17,13 +17,27 @@ import java.util.Objects;
  * @param delta how much to add (or, for a decrement, subtract), &gt; 0
  * @param floor 0 for a window counter; for a running counter ({@link CounterBatch#floor}), the
  *     value it never lags behind, &gt; 0
+ * @param released whether the counter's windows are given back after they end ({@link
+ *     CounterBatch#released})
  */
 public record CounterUpdate(
-    String rule, String identity, long periodMillis, long window, long delta, long floor) {
+    String rule,
+    String identity,
+    long periodMillis,
+    long window,
+    long delta,
+    long floor,
+    boolean released) {
 
   /** An update of a window counter. */
   public CounterUpdate(String rule, String identity, long periodMillis, long window, long delta) {
-    this(rule, identity, periodMillis, window, delta, 0);
+    this(rule, identity, periodMillis, window, delta, 0, false);
+  }
+
+  /** An update of a window counter (floor 0) or a running counter. */
+  public CounterUpdate(
+      String rule, String identity, long periodMillis, long window, long delta, long floor) {
+    this(rule, identity, periodMillis, window, delta, floor, false);
   }
 
   public CounterUpdate {

@@ -8,7 +8,7 @@ import java.util.Base64;
 
 /**
  * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}, and {@code
- * {prefix}:{rule}:{identity}:{period}:run} for a running counter (one value whatever the window). A
+ * {prefix}:{rule}:{identity}:{period}:tat} for a running counter (one value whatever the window). A
  * rule or identity is written as it is only when every character is in a small safe set (no ':', no
  * spaces, no control characters, ASCII only) and the key stays within 250 bytes; otherwise it is
  * replaced by {@code #} and the URL-safe Base64 of its SHA-256, so two different values share a key
@@ -32,7 +32,7 @@ final class Keys {
   /** The key of the update's counter: its window's, or its running value's. */
   String key(CounterUpdate u) {
     String name = name(u);
-    return u.running() ? name + "run" : name + u.window();
+    return u.running() ? name + "tat" : name + u.window();
   }
 
   /** The key without its window: {@code {prefix}:{rule}:{identity}:{period}:}. */

@@ -23,6 +23,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import net.spy.memcached.AddrUtil;
+import net.spy.memcached.CASResponse;
+import net.spy.memcached.CASValue;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.ConnectionObserver;
 import net.spy.memcached.DefaultHashAlgorithm;
@@ -86,6 +88,14 @@ public final class MemcachedCounterStore implements CounterStore {
    * stays as small as the set of active clients, and a lookup stays in cache.
    */
   private final ConcurrentHashMap<String, PreviousCount> previousCounts = new ConcurrentHashMap<>();
+
+  /**
+   * The value each running counter (a token bucket's theoretical arrival time) had when this
+   * instance last wrote it, by key; cleared whole when full. A counter known to be ahead of its
+   * floor is moved by {@code incr} (one round trip, exact: it cannot be behind); any other is moved
+   * by compare-and-set, so an increment never lands on a value left behind by an idle bucket.
+   */
+  private final ConcurrentHashMap<String, Long> runningValues = new ConcurrentHashMap<>();
 
   /** The count of window {@code window} of a counter, which has ended. */
   private record PreviousCount(long window, long count) {}
@@ -200,6 +210,9 @@ public final class MemcachedCounterStore implements CounterStore {
   public void decrement(List<CounterUpdate> updates) {
     for (CounterUpdate u : updates) {
       String key = keys.key(u);
+      if (u.running()) {
+        runningValues.computeIfPresent(key, (k, v) -> v - u.delta());
+      }
       if (breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
         OperationFuture<Long> unused = client.asyncDecr(key, u.delta());
@@ -420,6 +433,14 @@ public final class MemcachedCounterStore implements CounterStore {
 
     final OperationFuture<Long>[] incrs;
 
+    /**
+     * For a running counter: a get-and-touch queued behind its increment, which keeps it alive two
+     * fill times past its last write ({@code incr} sets an expiry only on create) and reads the
+     * value and CAS id a catch-up starts from; or, for one not known to be ahead of its floor and
+     * not incremented, the get its compare-and-set starts from.
+     */
+    final OperationFuture<CASValue<Object>>[] touches;
+
     /** The reads of the previous windows, by key; most decisions have none. */
     private Map<String, Future<Object>> gets = Map.of();
 
@@ -438,6 +459,7 @@ public final class MemcachedCounterStore implements CounterStore {
       this.previous = new String[n];
       this.known = new long[n];
       this.incrs = new OperationFuture[n];
+      this.touches = new OperationFuture[n];
       for (int i = 0; i < n; i++) {
         CounterUpdate u = updates.get(i);
         if (u.running()) {
@@ -448,7 +470,8 @@ public final class MemcachedCounterStore implements CounterStore {
         String name = keys.name(u);
         names[i] = name;
         current[i] = name + u.window();
-        PreviousCount cached = previousCounts.get(name);
+        // Slots given back after their window ended lower its count: read it every time.
+        PreviousCount cached = u.released() ? null : previousCounts.get(name);
         if (cached != null && cached.window() == u.window() - 1) {
           known[i] = cached.count();
         } else {
@@ -474,16 +497,21 @@ public final class MemcachedCounterStore implements CounterStore {
       }
       try {
         for (int i = 0; i < incrs.length; i++) {
-          incrs[i] = incr(current[i], updates.get(i));
+          CounterUpdate u = updates.get(i);
+          if (!u.running()) {
+            incrs[i] = incr(current[i], u);
+          } else if (ahead(current[i], u.floor())) {
+            incrs[i] = incr(current[i], u);
+            touches[i] = client.asyncGetAndTouch(current[i], expiry(u.periodMillis()));
+          } else {
+            touches[i] = client.asyncGets(current[i]);
+          }
         }
         queueReads(unknown, gets);
       } catch (RuntimeException e) {
         // Not sent (a full queue, a client shutting down): every permit taken is answered.
-        for (OperationFuture<Long> f : incrs) {
-          if (f != null) {
-            f.cancel();
-          }
-        }
+        cancel(incrs);
+        cancel(touches);
         gets.values().forEach(f -> f.cancel(false));
         distinct(nodes).forEach(CircuitBreaker::recordFailure);
         throw new StoreUnavailableException("memcached operations could not be sent: " + e);
@@ -527,6 +555,9 @@ public final class MemcachedCounterStore implements CounterStore {
 
     /** The new count of increment {@code i}. */
     private long count(int i, long deadline) {
+      if (incrs[i] == null) {
+        return raise(i, get(touches[i], deadline), 0, deadline);
+      }
       {
         OperationFuture<Long> op = incrs[i];
         long v = value(get(op, deadline));
@@ -546,33 +577,56 @@ public final class MemcachedCounterStore implements CounterStore {
         if (v < 0) {
           throw new StoreUnavailableException("incr of " + current[i] + " failed");
         }
-        if (u.running() && v - u.delta() < u.floor()) {
-          return catchUp(i);
+        if (u.running()) {
+          if (v - u.delta() < u.floor()) {
+            // Behind after all (refunds lowered it since this instance saw it ahead): raise it.
+            CASValue<Object> seen = get(touches[i], deadline);
+            boolean alone = seen != null && parse(seen.getValue()) == v;
+            return raise(i, seen, alone ? u.delta() : 0, deadline);
+          }
+          remember(current[i], v, u);
         }
         return v;
       }
     }
 
     /**
-     * A running counter that was behind its floor: a token bucket that is full (its theoretical
-     * arrival time has passed), the usual state of a client within its rate. This request is
-     * decided as on a full bucket, and the counter is moved up to the floor plus this request by a
-     * {@code set} that nobody waits for: no compare-and-swap, no retry, and still one round trip.
-     * Increments other instances make between this {@code incr} and that {@code set} are
-     * overwritten: at most the requests that reach one full bucket within one round trip go
-     * uncounted, once per refill. A drained bucket (a client at or over its rate, an attacker's hot
-     * key) is never behind, and never takes this path.
+     * Moves running counter {@code i} by compare-and-set to {@code max(value - own, floor) +
+     * delta}, from {@code seen} (its value and CAS id, or null when memcached does not hold it),
+     * trying again from a fresh read while other writers get in first. {@code own} is this
+     * request's increment when {@code seen} holds it and nothing else moved the counter since, else
+     * 0. Memcached has no atomic max: a blind write could erase other instances' increments, and an
+     * increment that lands on a value behind its floor (an idle bucket) counts for nothing; a
+     * compare-and-set does neither. A raise never lowers the counter. When an increment did land
+     * behind and others wrote before the raise, the raise cannot tell whether its own increment is
+     * still counted and counts the request again: one request's tokens, once per refill.
      */
-    private long catchUp(int i) {
+    private long raise(int i, CASValue<Object> seen, long own, long deadline) {
       CounterUpdate u = updates.get(i);
-      long caughtUp = u.floor() + u.delta();
-      try {
-        var unused = client.set(current[i], expiry(u.periodMillis()), Long.toString(caughtUp));
-      } catch (RuntimeException e) {
-        // Not sent: the next request that finds the counter behind sends it again.
-        LOG.debug("catching up {} failed", current[i], e);
+      String key = current[i];
+      int expiry = expiry(u.periodMillis());
+      long mine = own;
+      CASValue<Object> last = seen;
+      while (true) {
+        if (last == null) {
+          // Expired or evicted (or never written): the bucket is full.
+          long full = u.floor() + u.delta();
+          if (Boolean.TRUE.equals(get(client.add(key, expiry, Long.toString(full)), deadline))) {
+            remember(key, full, u);
+            return full;
+          }
+        } else {
+          long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
+          CASResponse r =
+              get(client.asyncCAS(key, last.getCas(), expiry, Long.toString(raised)), deadline);
+          if (r == CASResponse.OK) {
+            remember(key, raised, u);
+            return raised;
+          }
+        }
+        mine = 0;
+        last = get(client.asyncGets(key), deadline);
       }
-      return caughtUp;
     }
 
     private void readPrevious(long[] out, long deadline) {
@@ -584,7 +638,7 @@ public final class MemcachedCounterStore implements CounterStore {
         }
         Long v = read.get(previous[i]);
         out[2 * i + 1] = v == null ? 0 : v;
-        if (v != null) {
+        if (v != null && !updates.get(i).released()) {
           previousCounts.put(names[i], new PreviousCount(updates.get(i).window() - 1, v));
         }
       }
@@ -614,13 +668,43 @@ public final class MemcachedCounterStore implements CounterStore {
      * yet answered.
      */
     void failed() {
-      for (Future<?> f : incrs) {
-        f.cancel(false);
-      }
+      cancel(incrs);
+      cancel(touches);
       gets.values().forEach(f -> f.cancel(false));
       if (!recorded) {
         recorded = true;
         distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      }
+    }
+  }
+
+  /**
+   * Whether running counter {@code key} was ahead of {@code floor} when this instance last saw it.
+   */
+  private boolean ahead(String key, long floor) {
+    Long known = runningValues.get(key);
+    return known != null && known > floor;
+  }
+
+  /**
+   * Remembers {@code value} of running counter {@code key} when it is within one fill time (the
+   * counter's period, in the nanoseconds it counts) of the floor: a request that passed. A value
+   * past it holds increments of refused requests, whose refunds will lower it; it proves nothing.
+   */
+  private void remember(String key, long value, CounterUpdate u) {
+    if (value - u.floor() > u.periodMillis() * 1_000_000) {
+      return;
+    }
+    if (runningValues.size() >= PREVIOUS_CACHE_SIZE) {
+      runningValues.clear();
+    }
+    runningValues.put(key, value);
+  }
+
+  private static void cancel(Future<?>[] futures) {
+    for (Future<?> f : futures) {
+      if (f != null) {
+        f.cancel(false);
       }
     }
   }
