@@ -30,4 +30,10 @@ public interface DecisionListener {
    * LoadShedder#FLEET} or {@link LoadShedder#WORKERS}. Does nothing by default.
    */
   default void onShed(String priorityClass, String shedder) {}
+
+  /**
+   * A load signal read NaN or infinite and was ignored ({@code source}: {@code
+   * worker-utilization}); the shedder kept its amount. Does nothing by default.
+   */
+  default void onIgnoredSignal(String source) {}
 }

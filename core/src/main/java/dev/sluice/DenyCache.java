@@ -85,7 +85,14 @@ final class DenyCache {
   private boolean swept;
   private long lastSweep;
 
+  /** The most denials a cache holds: its table of twice as many slots still fits an array. */
+  static final int MAX_CAPACITY = 1 << 28;
+
   DenyCache(int capacity) {
+    if (capacity < 1 || capacity > MAX_CAPACITY) {
+      throw new IllegalArgumentException(
+          "a deny cache holds 1 to " + MAX_CAPACITY + " denials: " + capacity);
+    }
     this.capacity = capacity;
     // The least power of two with room for twice the capacity: half the slots stay empty.
     this.maximumSlots = Integer.highestOneBit(Math.max(1, 2 * capacity - 1)) << 1;

@@ -53,6 +53,7 @@ public final class Governor implements AutoCloseable {
   private double lastLoad = Double.NaN;
   private double written = Double.NaN;
   private boolean leader;
+  private long ignoredSignals;
 
   private Governor(Builder b, boolean background) {
     this.values = b.values;
@@ -106,9 +107,12 @@ public final class Governor implements AutoCloseable {
         // Take over from the rate in force, not from scratch.
         SharedValues.Versioned v = values.get(Knobs.VALUE_NAME).orElse(null);
         if (v != null) {
-          Knobs.parse(v.value(), Knobs.NONE, p -> {}).throttleRate(throttle).ifPresent(pid::reset);
-          written = pid.output();
+          // -1 is unlimited: the nearest the governor sets is its highest rate.
+          Knobs.parse(v.value(), Knobs.NONE, p -> {})
+              .throttleRate(throttle)
+              .ifPresent(r -> pid.reset(r < 0 ? Double.MAX_VALUE : r));
         }
+        written = Double.NaN; // write the rate at the first step, whatever the store holds
       }
     } catch (RuntimeException e) {
       leader = false;
@@ -127,6 +131,7 @@ public final class Governor implements AutoCloseable {
       return;
     }
     if (!Double.isFinite(load)) {
+      ignoredSignals++;
       problem("the load signal read " + load + "; the rate stays", null);
       return;
     }
@@ -134,7 +139,7 @@ public final class Governor implements AutoCloseable {
     lastTick = now;
     lastLoad = load;
     double rate = pid.step(load, dt);
-    if (rate != written) {
+    if (rate != written || !stored(rate)) {
       try {
         String v = Double.toString(Math.round(rate * 1000) / 1000.0);
         Knobs.change(values, k -> k.with("throttle:" + throttle, "rate", v));
@@ -143,6 +148,27 @@ public final class Governor implements AutoCloseable {
         problem("cannot write the rate knob", e);
       }
     }
+  }
+
+  /**
+   * Whether the store holds {@code rate} as the throttle's knob: a knob memcached lost (evicted,
+   * restarted) is written again, even while the rate holds still (a tripped breaker's 0).
+   */
+  private boolean stored(double rate) {
+    try {
+      SharedValues.Versioned v = values.get(Knobs.VALUE_NAME).orElse(null);
+      return v != null
+          && Knobs.parse(v.value(), Knobs.NONE, p -> {})
+              .throttleRate(throttle)
+              .equals(java.util.OptionalDouble.of(Math.round(rate * 1000) / 1000.0));
+    } catch (RuntimeException e) {
+      return true; // cannot read: write when the rate moves
+    }
+  }
+
+  /** Load signal samples that read NaN or infinite and were ignored. */
+  public synchronized long ignoredSignals() {
+    return ignoredSignals;
   }
 
   private void problem(String what, RuntimeException e) {

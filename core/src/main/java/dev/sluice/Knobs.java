@@ -96,6 +96,25 @@ public final class Knobs {
     return out.isEmpty() ? NONE : new Knobs(Collections.unmodifiableMap(out));
   }
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Knobs.class);
+
+  /** Knob problems already logged, so each is logged once. */
+  private static final java.util.Set<String> LOGGED =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * Logs, once per problem, that a knob is ignored because what it targets cannot take it: the
+   * target keeps its own settings, and every other knob, rules reload and start goes on.
+   */
+  public static void ignored(String problem) {
+    if (LOGGED.size() > 1_000) {
+      LOGGED.clear();
+    }
+    if (LOGGED.add(problem)) {
+      LOG.warn("knob ignored: {}", problem);
+    }
+  }
+
   /** The text the store keeps: one target a line. */
   public String format() {
     StringBuilder sb = new StringBuilder();

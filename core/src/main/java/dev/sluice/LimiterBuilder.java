@@ -47,8 +47,9 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
    * until it could pass; 0 turns it off. {@value #DEFAULT_DENY_CACHE_SIZE} by default.
    */
   public B denyCacheSize(int size) {
-    if (size < 0) {
-      throw new IllegalArgumentException("denyCacheSize must be >= 0");
+    if (size < 0 || size > DenyCache.MAX_CAPACITY) {
+      throw new IllegalArgumentException(
+          "denyCacheSize must be from 0 to " + DenyCache.MAX_CAPACITY + ": " + size);
     }
     this.denyCacheSize = size;
     return self();

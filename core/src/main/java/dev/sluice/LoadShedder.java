@@ -36,6 +36,9 @@ public final class LoadShedder {
 
   private final SheddingController controller;
   private final AtomicInteger inFlight = new AtomicInteger();
+
+  private final java.util.concurrent.atomic.AtomicLong ignoredSignals =
+      new java.util.concurrent.atomic.AtomicLong();
   private final int workers;
   private final DoubleSupplier utilization;
   private final Capacity adaptive;
@@ -175,10 +178,29 @@ public final class LoadShedder {
         } catch (RuntimeException e) {
           u = SheddingController.END_OF_GOOD; // unknown: neither shed more nor less
         }
-        amount = controller.update(u, now);
+        if (Double.isFinite(u)) {
+          amount = controller.update(u, now);
+        } else {
+          // A gauge whose object was collected reads NaN: the sample says nothing, skip it.
+          ignoredSignals.incrementAndGet();
+          tellIgnored();
+        }
         nextUpdate = now + TICK_MILLIS;
       }
       return amount;
+    }
+  }
+
+  /** Utilization samples that read NaN or infinite and were ignored. */
+  public long ignoredSignals() {
+    return ignoredSignals.get();
+  }
+
+  private void tellIgnored() {
+    try {
+      listener.onIgnoredSignal(WORKERS);
+    } catch (RuntimeException e) {
+      // A listener never fails a decision.
     }
   }
 

@@ -122,9 +122,28 @@ public final class Throttles implements AutoCloseable {
     watcher.ifPresent(KnobWatcher::close);
   }
 
+  /**
+   * The throttle's settings with its knobs over them; knobs it cannot take are ignored (logged
+   * once) and it keeps its own.
+   */
   private Settings settings(String name, Spec spec, Knobs k) {
-    double rate = k.throttleRate(name).orElse(spec.rate);
-    double burst = k.throttleBurst(name).orElse(spec.burst);
+    if (k.throttleRate(name).isEmpty() && k.throttleBurst(name).isEmpty()) {
+      return settings(name, spec, spec.rate, spec.burst);
+    }
+    try {
+      return settings(
+          name,
+          spec,
+          k.throttleRate(name).orElse(spec.rate),
+          k.throttleBurst(name).orElse(spec.burst));
+    } catch (IllegalArgumentException e) {
+      Knobs.ignored(
+          "throttle:" + name + " " + k.targets().get("throttle:" + name) + ": " + e.getMessage());
+      return settings(name, spec, spec.rate, spec.burst);
+    }
+  }
+
+  private Settings settings(String name, Spec spec, double rate, double burst) {
     Duration window = spec.window;
     if (!(rate >= 0 || rate == -1) || !Double.isFinite(rate)) {
       throw new IllegalArgumentException("rate must be >= 0, or -1 for unlimited: " + rate);

@@ -64,6 +64,9 @@ final class TwoLayerStore {
   /** Counted deltas dropped because their window was over before the store answered again. */
   final AtomicLong droppedDeltas = new AtomicLong();
 
+  /** Permits pushed without an answer in time, and not pushed again. */
+  final AtomicLong unconfirmedDeltas = new AtomicLong();
+
   /**
    * @param background whether a daemon thread syncs every {@value #TICK_MILLIS} ms; tests pass
    *     false and call {@link #syncDue()} themselves
@@ -258,8 +261,15 @@ final class TwoLayerStore {
             c.own -= u.delta();
             done = true;
           } else if (u.window() == c.window - 1) {
-            c.oldUnsynced = Math.max(0, c.oldUnsynced - u.delta());
+            // What was not pushed yet is taken back here; what was, from the shared store.
+            long local = Math.min(c.oldUnsynced, u.delta());
+            c.oldUnsynced -= local;
             c.previous = Math.max(0, c.previous - u.delta());
+            if (local < u.delta()) {
+              rest.add(
+                  new CounterUpdate(
+                      u.rule(), u.identity(), u.periodMillis(), u.window(), u.delta() - local));
+            }
             done = true;
           }
         }
@@ -392,6 +402,9 @@ final class TwoLayerStore {
 
   private void completed(List<Push> pushes, long[] counts, Throwable error) {
     boolean failed = error != null || counts == null || counts.length < 2 * pushes.size();
+    // Sent and not answered: memcached may apply it yet, so it is never sent again (that would
+    // count it twice, for the whole fleet); the next push reads the fleet's count back.
+    boolean unconfirmed = failed && dev.sluice.spi.StoreTimeoutException.in(error);
     storeDown = failed;
     if (failed && warnings.tryAcquire(clock.millis())) {
       LOG.warn(
@@ -409,7 +422,9 @@ final class TwoLayerStore {
         if (current && c.inflight > 0) {
           c.inflight = 0;
         }
-        if (failed) {
+        if (unconfirmed) {
+          unconfirmedDeltas.addAndGet(p.delta());
+        } else if (failed) {
           if (current) {
             c.unsynced += p.delta();
           } else if (previous) {

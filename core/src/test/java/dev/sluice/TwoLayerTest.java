@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class TwoLayerTest {
@@ -241,5 +243,39 @@ class TwoLayerTest {
 
     @Override
     public void counted(int i, long current, long previous) {}
+  }
+
+  @Test
+  void aPushThatTimedOutIsNeverSentAgainSoMemcachedNeverCountsItTwice() {
+    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    clock.advanceMillis(1000 - clock.millis() % 1000); // a window's start: room for 4 syncs
+    assertEquals(20, allow(l, 20));
+    store.applyThenFail(new dev.sluice.spi.StoreTimeoutException("no answer in 50 ms"));
+    layer(l).syncDue();
+    store.applyThenFail(null);
+    assertEquals(20, shared(), "memcached applied the push after the client gave up");
+    for (int i = 0; i < 3; i++) {
+      clock.advanceMillis(200);
+      layer(l).syncDue();
+    }
+    assertEquals(20, shared(), "and it was not sent again");
+    assertEquals(20, layer(l).unconfirmedDeltas.get());
+    assertEquals(1, allow(l, 1));
+    clock.advanceMillis(200);
+    layer(l).syncDue();
+    assertEquals(21, shared(), "later permits are pushed as before");
+  }
+
+  @Test
+  void aRefundOfAWindowAlreadyPushedGoesToTheSharedStore() {
+    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    long w = clock.millis() / 1000;
+    allow(l, 10);
+    layer(l).syncDue();
+    clock.advance(SECOND);
+    allow(l, 1); // the counter moves to the next window
+    List<CounterUpdate> rest =
+        layer(l).refundLocally(List.of(new CounterUpdate("api", "k", 1000, w, 3)));
+    assertEquals(List.of(new CounterUpdate("api", "k", 1000, w, 3)), rest, "sent, not dropped");
   }
 }

@@ -107,6 +107,14 @@ final class KnobsCommand implements Runnable {
     @Parameters(index = "1..*", arity = "1..*", paramLabel = "FIELD=VALUE")
     List<String> fields;
 
+    @Option(
+        names = "--rules",
+        paramLabel = "FILE",
+        description =
+            "The fleet's rules file: a rule's knob is refused unless the rule exists and can take"
+                + " it (a token bucket holds at most 1000000 tokens).")
+    java.nio.file.Path rules;
+
     @Spec picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
@@ -124,10 +132,49 @@ final class KnobsCommand implements Runnable {
             return out;
           };
       usage(() -> Objects.requireNonNull(change.apply(Knobs.NONE)));
+      if (rules != null) {
+        checkAgainstRules(change.apply(Knobs.NONE), rules, target);
+      }
       Knobs now = store.with(v -> Knobs.change(v, change));
       print(spec.commandLine().getOut(), now, target);
     }
   }
+
+  /**
+   * Refuses a rule knob that the rules file's rule cannot take, with the line an instance would
+   * log: the rules are compiled with the knob over them, on a store that is never called.
+   */
+  private static void checkAgainstRules(Knobs knobs, java.nio.file.Path file, String target) {
+    dev.sluice.http.RuleSet set;
+    try {
+      set = dev.sluice.rules.YamlRules.load(file);
+    } catch (RuntimeException e) {
+      throw new Sluice.UsageError("--rules: " + e.getMessage());
+    }
+    if (target.startsWith("rule:") && set.rule(target.substring(5)).isEmpty()) {
+      throw new Sluice.UsageError(target + ": no rule with that id in " + file);
+    }
+    dev.sluice.http.RequestLimiter limiter =
+        dev.sluice.http.RequestLimiter.builder(NOWHERE).rules(set).build();
+    limiter.applyKnobs(knobs);
+    if (!limiter.knobProblems().isEmpty()) {
+      throw new Sluice.UsageError(limiter.knobProblems().get(0));
+    }
+  }
+
+  /** A store nothing is counted in: compiling rules never calls it. */
+  private static final dev.sluice.spi.CounterStore NOWHERE =
+      new dev.sluice.spi.CounterStore() {
+        @Override
+        public long[] increment(List<dev.sluice.spi.CounterUpdate> updates) {
+          throw new UnsupportedOperationException("compiling only");
+        }
+
+        @Override
+        public void decrement(List<dev.sluice.spi.CounterUpdate> updates) {
+          throw new UnsupportedOperationException("compiling only");
+        }
+      };
 
   @Command(name = "get", mixinStandardHelpOptions = true, description = "Show the knobs set.")
   static final class Get implements Runnable {

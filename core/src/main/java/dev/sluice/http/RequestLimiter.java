@@ -351,6 +351,14 @@ public final class RequestLimiter {
     LOG.info("rate limit rules in force, with knobs:\n{}", this);
   }
 
+  /**
+   * The knobs in force that no rule can take, one line each naming the knob and the bound it
+   * breaks; they are ignored. Empty when every knob applies.
+   */
+  public List<String> knobProblems() {
+    return compiled.knobProblems();
+  }
+
   /** The knobs this limiter applies: {@link Knobs#NONE} until some are applied. */
   public synchronized Knobs knobs() {
     return knobs;
@@ -422,18 +430,19 @@ public final class RequestLimiter {
       }
     }
     Knobs k = knobs;
+    List<String> problems = new ArrayList<>(0);
     List<Active> active = new ArrayList<>();
     for (Rule r : rules.rules()) {
       Rule t = tuned(r, k);
       if (t.enabled()) {
-        active.add(new Active(t, policy(t, k)));
+        active.add(new Active(t, policy(t, k, problems)));
       }
     }
     Map<String, Active> boundActive = new HashMap<>();
     for (Rule r : bound) {
       Rule t = tuned(r, k);
       if (t.enabled()) {
-        boundActive.put(r.id(), new Active(t, policy(t, k)));
+        boundActive.put(r.id(), new Active(t, policy(t, k, problems)));
       }
     }
     Compiled before = compiled;
@@ -458,7 +467,8 @@ public final class RequestLimiter {
         Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),
         shed,
-        holdsSlots);
+        holdsSlots,
+        List.copyOf(problems));
   }
 
   /**
@@ -562,15 +572,28 @@ public final class RequestLimiter {
     return b.build();
   }
 
-  /** The rule's policy, with its {@code limit} knob applied. */
-  private Policy policy(Rule r, Knobs k) {
+  /**
+   * The rule's policy, with its {@code limit} knob applied when the rule can take it; a knob it
+   * cannot take is ignored (logged once, and added to {@code problems}).
+   */
+  private Policy policy(Rule r, Knobs k, List<String> problems) {
     Policy p =
         engine
             .policy(
                 r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
             .withSync(r.sync());
     OptionalLong limit = k.ruleLimit(r.id());
-    return limit.isPresent() ? p.withFirstLimit(limit.getAsLong()) : p;
+    if (limit.isEmpty()) {
+      return p;
+    }
+    try {
+      return p.withFirstLimit(limit.getAsLong());
+    } catch (IllegalArgumentException e) {
+      String problem = "rule:" + r.id() + " limit=" + limit.getAsLong() + ": " + e.getMessage();
+      problems.add(problem);
+      Knobs.ignored(problem);
+      return p;
+    }
   }
 
   private record Compiled(
@@ -581,7 +604,8 @@ public final class RequestLimiter {
       Map<String, Active> boundActive,
       ClientAddress clients,
       Shed shed,
-      boolean holdsSlots) {}
+      boolean holdsSlots,
+      List<String> knobProblems) {}
 
   /**
    * An enabled rule compiled for requests: its path pattern, methods and key sources, its policy,

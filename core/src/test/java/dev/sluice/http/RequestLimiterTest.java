@@ -385,4 +385,70 @@ class RequestLimiterTest {
         recording.take(),
         "an encoded '/' is data in both readings");
   }
+
+  private static final Rule ONE_IN_FLIGHT =
+      Rule.builder("one")
+          .path("/api/**")
+          .key("header:X-Api-Key")
+          .concurrency(1, Duration.ofSeconds(30))
+          .build();
+
+  /** How many requests are counted in flight for k1 now (the store's two windows). */
+  private long inFlight() {
+    long w = clock.millis() / 30_000;
+    String id = "header:X-Api-Key=k1";
+    return store.count("one", id, 30_000, w) + store.count("one", id, 30_000, w - 1);
+  }
+
+  @Test
+  void aShadowConcurrencyRuleSwitchedToEnforcingCountsExactlyWhatIsInFlight() {
+    RequestLimiter l = limiter(ONE_IN_FLIGHT);
+    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:one", "shadow", "true"));
+    List<dev.sluice.Slots> held = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      dev.sluice.Outcome out = new dev.sluice.Outcome();
+      assertTrue(l.decide(call("k1", "c"), out), "shadow: never refused");
+      held.add(l.slots(out));
+    }
+    assertEquals(1, inFlight(), "the shadow rule gave back what enforcing would have");
+    l.applyKnobs(dev.sluice.Knobs.NONE);
+    held.forEach(dev.sluice.Slots::release);
+    assertEquals(0, inFlight(), "each slot given back once: none left, none negative");
+    dev.sluice.Outcome out = new dev.sluice.Outcome();
+    assertTrue(l.decide(call("k1", "c"), out));
+    assertFalse(l.decide(call("k1", "c"), new dev.sluice.Outcome()), "one in flight at most");
+    l.slots(out).release();
+  }
+
+  @Test
+  void slotsAskedForTwiceAreReleasedOnce() {
+    RequestLimiter l = limiter(ONE_IN_FLIGHT);
+    dev.sluice.Outcome first = new dev.sluice.Outcome();
+    assertTrue(l.decide(call("k1", "c"), first));
+    dev.sluice.Outcome second = new dev.sluice.Outcome();
+    l.slots(first).release();
+    assertTrue(l.decide(call("k1", "c"), second));
+    l.slots(first).release(); // an adapter asking again for a request already completed
+    assertEquals(1, inFlight(), "the second request still holds its slot");
+    assertFalse(l.decide(call("k1", "c"), new dev.sluice.Outcome()));
+  }
+
+  @Test
+  void aStoreTimeoutThatSucceedsLateLeavesNoSlotBehind() {
+    RequestLimiter open = limiter(ONE_IN_FLIGHT);
+    store.applyThenFail(new dev.sluice.spi.StoreTimeoutException("late"));
+    dev.sluice.Outcome out = new dev.sluice.Outcome();
+    assertTrue(open.decide(call("k1", "c"), out), "failed open");
+    assertTrue(out.storeFailed());
+    store.applyThenFail(null);
+    assertEquals(1, inFlight(), "memcached applied it after the client gave up");
+    open.slots(out).release();
+    assertEquals(0, inFlight(), "the failed-open request gave its slot back");
+
+    RequestLimiter closed = limiter(ONE_IN_FLIGHT.toBuilder().failClosed(true).build());
+    store.applyThenFail(new dev.sluice.spi.StoreTimeoutException("late"));
+    assertFalse(closed.decide(call("k1", "c"), new dev.sluice.Outcome()), "failed closed");
+    store.applyThenFail(null);
+    assertEquals(0, inFlight(), "a refused request's late slot is refunded at once");
+  }
 }

@@ -76,12 +76,22 @@ public final class ReferenceCounterStore implements CounterStore {
         });
   }
 
+  private volatile RuntimeException late;
+
   @Override
   public synchronized long[] increment(List<CounterUpdate> updates) {
     increments.incrementAndGet();
     if (failure != null) {
       throw failure;
     }
+    long[] out = apply(updates);
+    if (late != null) {
+      throw late;
+    }
+    return out;
+  }
+
+  private long[] apply(List<CounterUpdate> updates) {
     long[] out = new long[updates.size() * 2];
     for (int i = 0; i < updates.size(); i++) {
       CounterUpdate u = updates.get(i);
@@ -132,6 +142,14 @@ public final class ReferenceCounterStore implements CounterStore {
 
   public int decrementCalls() {
     return decrements.get();
+  }
+
+  /**
+   * Makes every later increment apply its changes and then throw {@code e}, as a timeout that
+   * succeeds late does; null heals the store. Decrements go on working.
+   */
+  public void applyThenFail(RuntimeException e) {
+    this.late = e;
   }
 
   /** Makes every later call throw {@code e}; null heals the store. */

@@ -40,12 +40,14 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A token bucket on memcached, 8 threads on one hot key: Sluice's (one {@code incr} of the bucket's
- * theoretical arrival time per decision, an asynchronous {@code decr} to refund a refusal, and a
- * deny cache that answers a refused key locally until its next token) against Bucket4j's
- * compare-and-swap design on the same memcached ({@code gets}, then {@code cas}, again from the top
- * when another writer won). {@code allow}: a bucket never empty, so every call writes; {@code
- * attack}: a bucket of 10 a second under a flood, so nearly every call is refused. After each
- * iteration, prints the memcached operations per decision (and, for Bucket4j, the lost races).
+ * theoretical arrival time for a bucket seen lately, {@code gets} and compare-and-set for one that
+ * fell behind, an asynchronous {@code decr} to refund a refusal, and a deny cache that answers a
+ * refused key locally until its next token) against Bucket4j's compare-and-swap design on the same
+ * memcached ({@code gets}, then {@code cas}, again from the top when another writer won). {@code
+ * allow}: a bucket never empty and always seen lately, so every call writes; {@code idle}: a bucket
+ * that fills in 1 ms, so every call finds it full and behind (the catch-up path); {@code attack}: a
+ * bucket of 10 a second under a flood, so nearly every call is refused. After each iteration,
+ * prints the memcached operations per decision (and, for Bucket4j, the lost races).
  */
 @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -56,7 +58,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class TokenBucketMemcachedBenchmark {
 
-  @Param({"allow", "attack"})
+  @Param({"allow", "idle", "attack"})
   public String path;
 
   private BenchMemcached memcached;
@@ -72,11 +74,23 @@ public class TokenBucketMemcachedBenchmark {
   public void setUp() throws IOException {
     memcached = BenchMemcached.start();
     store = memcached.store();
-    boolean allow = path.equals("allow");
+    // allow: a million a second, holding a million (fill 1 s): never empty at this rate, and
+    // every decision finds it seen within 1 % of its fill time. idle: a million a millisecond
+    // (fill 1 ms), so every decision finds it full and behind: the catch-up path, every time.
+    long capacity =
+        switch (path) {
+          case "allow" -> 1_000_000;
+          case "idle" -> 1_000_000_000L;
+          default -> 10;
+        };
     sluice =
-        (allow
-                ? RateLimiter.tokenBucket(store).tier(1_000_000, Duration.ofMillis(1), 1_000_000)
-                : RateLimiter.tokenBucket(store).tier(10, Duration.ofSeconds(1), 10))
+        (switch (path) {
+              case "allow" ->
+                  RateLimiter.tokenBucket(store).tier(1_000_000, Duration.ofSeconds(1), 1_000_000);
+              case "idle" ->
+                  RateLimiter.tokenBucket(store).tier(1_000_000, Duration.ofMillis(1), 1_000_000);
+              default -> RateLimiter.tokenBucket(store).tier(10, Duration.ofSeconds(1), 10);
+            })
             .id("bench-bucket-" + path)
             .build();
     client =
@@ -87,7 +101,6 @@ public class TokenBucketMemcachedBenchmark {
                 .build(),
             AddrUtil.getAddresses(memcached.address()));
     proxies = new CasProxyManager(client);
-    long capacity = allow ? 1_000_000_000L : 10;
     bucket4j =
         proxies
             .builder()

@@ -105,4 +105,17 @@ public final class MicrometerListener implements DecisionListener {
                     .register(registry))
         .increment();
   }
+
+  @Override
+  public void onIgnoredSignal(String source) {
+    counters
+        .computeIfAbsent(
+            "\u0003" + source,
+            k ->
+                Counter.builder("sluice.signals.ignored")
+                    .description("Load signal samples that read NaN or infinite and were ignored")
+                    .tag("signal", source)
+                    .register(registry))
+        .increment();
+  }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.store.memcached;
 
 import dev.failsafe.CircuitBreaker;
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -38,17 +39,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Counters in Memcached, shared by every instance of a fleet.
  *
- * <p>One decision is one round trip: every increment of the batch ({@code incr} with a default and
- * an expiry, one operation in the binary protocol) and the gets of the previous windows are queued
- * together and travel pipelined on the same connection, whatever the number of tiers and rules. A
- * previous window has ended by the time anyone asks for it, so its count is read once per instance
- * and remembered for the rest of the current window, one entry per counter that the next window's
- * read replaces (bounded, {@value #PREVIOUS_CACHE_SIZE} counters): most decisions then send only
- * their increments. An instance whose clock lags can still add to a window after this one read it;
- * that error is bounded by the clock skew. Keys are {@code
- * {prefix}:{rule}:{identity}:{period}:{window}} with unsafe or long parts replaced by a digest (no
- * raw caller data reaches the wire); windows live two periods plus slack, and a TTL over 30 days is
- * sent as an absolute Unix time, as memcached requires.
+ * <p>One decision is one round trip (two for a token bucket this instance has not seen lately: see
+ * {@code runningValues}): every increment of the batch ({@code incr} with a default and an expiry,
+ * one operation in the binary protocol) and the gets of the previous windows are queued together
+ * and travel pipelined on the same connection, whatever the number of tiers and rules. A previous
+ * window has ended by the time anyone asks for it, so its count is read once per instance and
+ * remembered for the rest of the current window, one entry per counter that the next window's read
+ * replaces (bounded, {@value #PREVIOUS_CACHE_SIZE} counters): most decisions then send only their
+ * increments. An instance whose clock lags can still add to a window after this one read it; that
+ * error is bounded by the clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:{window}}
+ * with unsafe or long parts replaced by a digest (no raw caller data reaches the wire); windows
+ * live two periods plus slack, and a TTL over 30 days is sent as an absolute Unix time, as
+ * memcached requires.
  *
  * <p>A request path never waits long: the batch gets one deadline ({@link
  * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,
@@ -91,11 +93,18 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /**
    * The value each running counter (a token bucket's theoretical arrival time) had when this
-   * instance last wrote it, by key; cleared whole when full. A counter known to be ahead of its
-   * floor is moved by {@code incr} (one round trip, exact: it cannot be behind); any other is moved
-   * by compare-and-set, so an increment never lands on a value left behind by an idle bucket.
+   * instance last wrote it, by key; cleared whole when full. A counter this instance saw ahead of
+   * its floor, or behind it by less than {@link #slack}, is moved by {@code incr} (one round trip);
+   * any other (an idle bucket) by {@code gets} and compare-and-set, so an increment never lands on
+   * a value left far behind.
    */
-  private final ConcurrentHashMap<String, Long> runningValues = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Running> runningValues = new ConcurrentHashMap<>();
+
+  /**
+   * A running counter's value as this instance last saw it, and when this instance last renewed its
+   * expiry (clock millis).
+   */
+  private record Running(long value, long renewed) {}
 
   /** The count of window {@code window} of a counter, which has ended. */
   private record PreviousCount(long window, long count) {}
@@ -211,7 +220,8 @@ public final class MemcachedCounterStore implements CounterStore {
     for (CounterUpdate u : updates) {
       String key = keys.key(u);
       if (u.running()) {
-        runningValues.computeIfPresent(key, (k, v) -> v - u.delta());
+        runningValues.computeIfPresent(
+            key, (k, r) -> new Running(r.value() - u.delta(), r.renewed()));
       }
       if (breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
@@ -434,12 +444,19 @@ public final class MemcachedCounterStore implements CounterStore {
     final OperationFuture<Long>[] incrs;
 
     /**
-     * For a running counter: a get-and-touch queued behind its increment, which keeps it alive two
-     * fill times past its last write ({@code incr} sets an expiry only on create) and reads the
-     * value and CAS id a catch-up starts from; or, for one not known to be ahead of its floor and
-     * not incremented, the get its compare-and-set starts from.
+     * For a running counter: a get-and-touch queued behind its increment when its expiry is due for
+     * renewal ({@link #renewDue}), which also reads the value and CAS id a catch-up starts from;
+     * or, for one not seen lately and not incremented, the get its compare-and-set starts from.
      */
     final OperationFuture<CASValue<Object>>[] touches;
+
+    /**
+     * For a running counter moved by {@code incr}: what was added (its delta, plus any catch-up to
+     * the floor), and the value this instance reserved for the request ({@link #reserve}).
+     */
+    final long[] amounts;
+
+    final long[] reserved;
 
     /** The reads of the previous windows, by key; most decisions have none. */
     private Map<String, Future<Object>> gets = Map.of();
@@ -460,6 +477,8 @@ public final class MemcachedCounterStore implements CounterStore {
       this.known = new long[n];
       this.incrs = new OperationFuture[n];
       this.touches = new OperationFuture[n];
+      this.amounts = new long[n];
+      this.reserved = new long[n];
       for (int i = 0; i < n; i++) {
         CounterUpdate u = updates.get(i);
         if (u.running()) {
@@ -500,9 +519,10 @@ public final class MemcachedCounterStore implements CounterStore {
           CounterUpdate u = updates.get(i);
           if (!u.running()) {
             incrs[i] = incr(current[i], u);
-          } else if (ahead(current[i], u.floor())) {
-            incrs[i] = incr(current[i], u);
-            touches[i] = client.asyncGetAndTouch(current[i], expiry(u.periodMillis()));
+          } else if (reserve(this, i)) {
+            if (renewDue(current[i], u)) {
+              touches[i] = client.asyncGetAndTouch(current[i], expiry(u.periodMillis()));
+            }
           } else {
             touches[i] = client.asyncGets(current[i]);
           }
@@ -564,7 +584,7 @@ public final class MemcachedCounterStore implements CounterStore {
         CounterUpdate u = updates.get(i);
         for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
           // Another instance created the key between our miss and our add: count again.
-          op = incr(current[i], u);
+          op = u.running() ? incr(current[i], u, amounts[i]) : incr(current[i], u);
           v = value(get(op, deadline));
         }
         if (v < 0 && succeeded(op)) {
@@ -578,13 +598,19 @@ public final class MemcachedCounterStore implements CounterStore {
           throw new StoreUnavailableException("incr of " + current[i] + " failed");
         }
         if (u.running()) {
-          if (v - u.delta() < u.floor()) {
-            // Behind after all (refunds lowered it since this instance saw it ahead): raise it.
-            CASValue<Object> seen = get(touches[i], deadline);
-            boolean alone = seen != null && parse(seen.getValue()) == v;
-            return raise(i, seen, alone ? u.delta() : 0, deadline);
+          long before = v - amounts[i];
+          if (before < u.floor() - slack(u)) {
+            // Far behind after all (memcached lost it, or this instance's view was too high).
+            boolean touched = touches[i] != null;
+            CASValue<Object> seen =
+                get(touched ? touches[i] : client.asyncGets(current[i]), deadline);
+            // Only a read queued right behind this incr can tell that nothing came between.
+            boolean alone = touched && seen != null && parse(seen.getValue()) == v;
+            return raise(i, seen, alone ? amounts[i] : 0, deadline);
           }
-          remember(current[i], v, u);
+          remember(current[i], v, u, touches[i] != null);
+          // What this instance reserved, unless other instances' increments came before this one.
+          return Math.max(reserved[i], before + u.delta());
         }
         return v;
       }
@@ -597,9 +623,11 @@ public final class MemcachedCounterStore implements CounterStore {
      * request's increment when {@code seen} holds it and nothing else moved the counter since, else
      * 0. Memcached has no atomic max: a blind write could erase other instances' increments, and an
      * increment that lands on a value behind its floor (an idle bucket) counts for nothing; a
-     * compare-and-set does neither. A raise never lowers the counter. When an increment did land
-     * behind and others wrote before the raise, the raise cannot tell whether its own increment is
-     * still counted and counts the request again: one request's tokens, once per refill.
+     * compare-and-set does neither. A raise never lowers the counter. A counter found at or ahead
+     * of its floor (another request raised it) is moved by {@code incr} instead, exact, and no
+     * other writer can make it fail. When an increment did land behind and others wrote before the
+     * raise, the raise cannot tell whether its own increment is still counted and counts the
+     * request again: one request's tokens, once per refill.
      */
     private long raise(int i, CASValue<Object> seen, long own, long deadline) {
       CounterUpdate u = updates.get(i);
@@ -612,15 +640,27 @@ public final class MemcachedCounterStore implements CounterStore {
           // Expired or evicted (or never written): the bucket is full.
           long full = u.floor() + u.delta();
           if (Boolean.TRUE.equals(get(client.add(key, expiry, Long.toString(full)), deadline))) {
-            remember(key, full, u);
+            remember(key, full, u, true);
             return full;
+          }
+        } else if (mine == 0 && parse(last.getValue()) >= u.floor()) {
+          // Raised since (by another request), or not behind at all: an incr is exact, and no
+          // other writer can make it fail.
+          long v = value(get(incr(key, u), deadline));
+          if (v >= 0 && v - u.delta() >= u.floor()) {
+            boolean renew = renewDue(key, u);
+            if (renew) {
+              var unused = client.touch(key, expiry);
+            }
+            remember(key, v, u, renew);
+            return v;
           }
         } else {
           long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
           CASResponse r =
               get(client.asyncCAS(key, last.getCas(), expiry, Long.toString(raised)), deadline);
           if (r == CASResponse.OK) {
-            remember(key, raised, u);
+            remember(key, raised, u, true);
             return raised;
           }
         }
@@ -679,11 +719,44 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   /**
-   * Whether running counter {@code key} was ahead of {@code floor} when this instance last saw it.
+   * Sends running counter {@code i} of {@code b} by {@code incr} when this instance saw it lately
+   * (no further behind its floor than {@link #slack}), and returns whether it did. The request is
+   * reserved against this instance's view {@code L} of the counter, under the view's lock, and the
+   * {@code incr} queued under it too, so this instance's increments reach memcached in the order
+   * they were reserved: the request is given {@code max(L, floor) + delta} and the {@code incr}
+   * adds exactly what moves {@code L} there (the delta, and the catch-up of a full bucket). Alone,
+   * memcached's value is then the view, and every decision is exact GCRA. Other instances'
+   * increments are not in the view: a catch-up may then count up to the slack twice (refusing, at
+   * most, the slack's tokens wrongly), and a decision also sees what they added before it.
    */
-  private boolean ahead(String key, long floor) {
-    Long known = runningValues.get(key);
-    return known != null && known > floor;
+  private boolean reserve(Batch b, int i) {
+    CounterUpdate u = b.updates.get(i);
+    String key = b.current[i];
+    runningValues.computeIfPresent(
+        key,
+        (k, r) -> {
+          if (r.value() <= u.floor() - slack(u)) {
+            return r; // not seen lately: compare-and-set
+          }
+          long desired = Math.max(r.value(), u.floor()) + u.delta();
+          long amount = desired - r.value();
+          b.incrs[i] = incr(key, u, amount);
+          b.amounts[i] = amount;
+          b.reserved[i] = desired;
+          return new Running(desired, r.renewed());
+        });
+    return b.incrs[i] != null;
+  }
+
+  /**
+   * How far behind its floor a running counter may be and still be moved by {@code incr}: one
+   * request's delta, or a hundredth of the counter's period (a token bucket's fill time, in the
+   * nanoseconds it counts), whichever is more. A bucket decided that far low admits at most that
+   * many tokens more than exact: one request's, or 1 % of its burst; a client sending faster than a
+   * hundredth of a fill time costs one round trip, not two.
+   */
+  private static long slack(CounterUpdate u) {
+    return CounterBatch.runningSlack(u.periodMillis(), u.delta());
   }
 
   /**
@@ -691,14 +764,30 @@ public final class MemcachedCounterStore implements CounterStore {
    * counter's period, in the nanoseconds it counts) of the floor: a request that passed. A value
    * past it holds increments of refused requests, whose refunds will lower it; it proves nothing.
    */
-  private void remember(String key, long value, CounterUpdate u) {
+  private void remember(String key, long value, CounterUpdate u, boolean renewed) {
     if (value - u.floor() > u.periodMillis() * 1_000_000) {
       return;
     }
     if (runningValues.size() >= PREVIOUS_CACHE_SIZE) {
       runningValues.clear();
     }
-    runningValues.put(key, value);
+    long now = clock.millis();
+    runningValues.merge(
+        key,
+        new Running(value, now),
+        (was, seen) ->
+            new Running(Math.max(was.value(), seen.value()), renewed ? now : was.renewed()));
+  }
+
+  /**
+   * Whether this instance should renew running counter {@code key}'s expiry with this write: it has
+   * not for a whole period (a fill time). {@code incr} sets an expiry only on create; a key renewed
+   * at least once a fill time by each instance writing it outlives its TAT (at most one fill time
+   * past the last write) by the expiry's two fill times plus slack.
+   */
+  private boolean renewDue(String key, CounterUpdate u) {
+    Running known = runningValues.get(key);
+    return known == null || clock.millis() - known.renewed() >= u.periodMillis();
   }
 
   private static void cancel(Future<?>[] futures) {
@@ -709,21 +798,25 @@ public final class MemcachedCounterStore implements CounterStore {
     }
   }
 
+  /**
+   * The answer to an operation that was sent. Any failure here is unconfirmed: the operation may
+   * have reached memcached (a timeout, spymemcached's own, a connection lost with it in flight).
+   */
   private static <T> T get(Future<T> f, long deadline) {
     long wait = deadline - System.nanoTime();
     try {
       T v = f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
       if (v == null && f.isCancelled()) {
-        throw new StoreUnavailableException("operation cancelled (node down)");
+        throw StoreUnavailableException.unconfirmed("operation cancelled (node down)");
       }
       return v;
     } catch (TimeoutException e) {
-      throw new StoreUnavailableException("memcached did not answer in time");
+      throw StoreUnavailableException.unconfirmed("memcached did not answer in time");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new StoreUnavailableException("interrupted");
+      throw StoreUnavailableException.unconfirmed("interrupted");
     } catch (ExecutionException | RuntimeException e) {
-      throw new StoreUnavailableException("memcached failed: " + e.getMessage());
+      throw StoreUnavailableException.unconfirmed("memcached failed: " + e.getMessage());
     }
   }
 
@@ -745,7 +838,12 @@ public final class MemcachedCounterStore implements CounterStore {
    * running counter at its floor plus the delta.
    */
   private OperationFuture<Long> incr(String key, CounterUpdate u) {
-    return client.asyncIncr(key, u.delta(), u.floor() + u.delta(), expiry(u.periodMillis()));
+    return incr(key, u, u.delta());
+  }
+
+  /** {@code incr} by {@code amount}; a key memcached does not hold is created as for the update. */
+  private OperationFuture<Long> incr(String key, CounterUpdate u, long amount) {
+    return client.asyncIncr(key, amount, u.floor() + u.delta(), expiry(u.periodMillis()));
   }
 
   private static boolean succeeded(OperationFuture<Long> op) {

@@ -5,4 +5,14 @@ final class StoreUnavailableException extends RuntimeException {
   StoreUnavailableException(String message) {
     super(message, null, false, false);
   }
+
+  private StoreUnavailableException(String message, Throwable cause) {
+    super(message, cause, false, false);
+  }
+
+  /** A failure after the operation was sent: memcached may still apply it. */
+  static StoreUnavailableException unconfirmed(String message) {
+    return new StoreUnavailableException(
+        message, new dev.sluice.spi.StoreTimeoutException(message));
+  }
 }
