@@ -48,24 +48,13 @@ public interface CounterBatch {
    * 0 (the default) for a window counter. Otherwise counter {@code i} is a running counter that
    * never lags behind this floor, which rises with time (a token bucket's theoretical arrival time,
    * in nanoseconds): the store adds the delta to {@code max(stored, floor)}, a counter it does not
-   * hold starting at the floor. A store that cannot take that maximum in one step may add to a
-   * stored value that lags the floor by less than {@link #runningSlack}, and report the lower sum.
-   * A running counter is one value, not a series of windows: its name is {@code (rule, identity,
-   * periodMillis)} whatever the window, {@link #window} only says when it was last written (the
-   * store may forget it once the window after next has begun), and its previous count is reported
-   * as 0.
+   * hold starting at the floor. A running counter is one value, not a series of windows: its name
+   * is {@code (rule, identity, periodMillis)} whatever the window, {@link #window} only says when
+   * it was last written (the store may forget it once the window after next has begun), and its
+   * previous count is reported as 0.
    */
   default long floor(int i) {
     return 0;
-  }
-
-  /**
-   * How far a running counter of {@code periodMillis} may lag its floor when a store adds {@code
-   * delta} to it ({@link #floor}): the delta, or a hundredth of the period in nanoseconds,
-   * whichever is more.
-   */
-  static long runningSlack(long periodMillis, long delta) {
-    return Math.max(delta, periodMillis * 10_000);
   }
 
   /**

@@ -1,7 +1,6 @@
 package dev.sluice.store.memcached;
 
 import dev.failsafe.CircuitBreaker;
-import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -749,14 +748,16 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   /**
-   * How far behind its floor a running counter may be and still be moved by {@code incr}: one
-   * request's delta, or a hundredth of the counter's period (a token bucket's fill time, in the
-   * nanoseconds it counts), whichever is more. A bucket decided that far low admits at most that
-   * many tokens more than exact: one request's, or 1 % of its burst; a client sending faster than a
-   * hundredth of a fill time costs one round trip, not two.
+   * How far behind its floor this instance's view of a running counter may be and still be moved by
+   * {@code incr} ({@link #reserve}): one request's delta, or a hundredth of the counter's period (a
+   * token bucket's fill time, in the nanoseconds it counts), whichever is more. Alone, the view is
+   * exact whatever the lag; with other instances writing, a catch-up may count their part of that
+   * lag again, so the slack bounds what a fleet may refuse wrongly: one request's tokens, or 1 % of
+   * the burst. A client sending faster than a hundredth of a fill time costs one round trip, not
+   * two.
    */
   private static long slack(CounterUpdate u) {
-    return CounterBatch.runningSlack(u.periodMillis(), u.delta());
+    return Math.max(u.delta(), u.periodMillis() * 10_000);
   }
 
   /**
