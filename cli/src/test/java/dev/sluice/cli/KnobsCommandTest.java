@@ -77,6 +77,58 @@ class KnobsCommandTest {
   }
 
   @Test
+  void withTheRulesFileAKnobTheRuleCannotTakeIsRefusedBeforeWriting(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+    java.nio.file.Path rules = dir.resolve("rules.yaml");
+    java.nio.file.Files.writeString(
+        rules,
+        String.join(
+            "\n",
+            "rules:",
+            "  - id: search-bucket",
+            "    match: { path: /search }",
+            "    key: [ip]",
+            "    algorithm: token-bucket",
+            "    tiers: [ { limit: 60, period: 1m, burst: 5 } ]",
+            ""));
+    String m = memcached.address();
+    String r = rules.toString();
+    assertTrue(
+        knobs(
+                "set",
+                "--memcached",
+                m,
+                "--prefix",
+                "t3",
+                "--rules",
+                r,
+                "rule:search-bucket",
+                "limit=2000000")
+            .failsWithOneLine(2)
+            .err()
+            .contains("1000000"));
+    assertTrue(
+        knobs("set", "--memcached", m, "--prefix", "t3", "--rules", r, "rule:nope", "limit=2")
+            .failsWithOneLine(2)
+            .err()
+            .contains("no rule with that id"));
+    assertEquals("(no knobs set)\n", knobs("get", "--memcached", m, "--prefix", "t3").out());
+    Run ok =
+        knobs(
+            "set",
+            "--memcached",
+            m,
+            "--prefix",
+            "t3",
+            "--rules",
+            r,
+            "rule:search-bucket",
+            "limit=120");
+    assertEquals(0, ok.code(), ok.err());
+    knobs("clear", "--memcached", m, "--prefix", "t3", "rule:search-bucket");
+  }
+
+  @Test
   void anUnreachableMemcachedIsOneLineAndExitOne() throws IOException {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
