@@ -296,7 +296,7 @@ final class Evaluator {
           slots.add(u);
         }
       }
-      if (!slots.isEmpty() && !call.synced) {
+      if (!slots.isEmpty()) {
         refund(call, slots);
       }
     }

@@ -51,7 +51,6 @@ public final class Governor implements AutoCloseable {
   final Duration interval;
   private long lastTick = -1;
   private double lastLoad = Double.NaN;
-  private double written = Double.NaN;
   private boolean leader;
   private long ignoredSignals;
 
@@ -112,7 +111,6 @@ public final class Governor implements AutoCloseable {
               .throttleRate(throttle)
               .ifPresent(r -> pid.reset(r < 0 ? Double.MAX_VALUE : r));
         }
-        written = Double.NaN; // write the rate at the first step, whatever the store holds
       }
     } catch (RuntimeException e) {
       leader = false;
@@ -139,11 +137,10 @@ public final class Governor implements AutoCloseable {
     lastTick = now;
     lastLoad = load;
     double rate = pid.step(load, dt);
-    if (rate != written || !stored(rate)) {
+    if (!stored(rate)) {
       try {
-        String v = Double.toString(Math.round(rate * 1000) / 1000.0);
+        String v = Double.toString(knob(rate));
         Knobs.change(values, k -> k.with("throttle:" + throttle, "rate", v));
-        written = rate;
       } catch (RuntimeException e) {
         problem("cannot write the rate knob", e);
       }
@@ -151,8 +148,9 @@ public final class Governor implements AutoCloseable {
   }
 
   /**
-   * Whether the store holds {@code rate} as the throttle's knob: a knob memcached lost (evicted,
-   * restarted) is written again, even while the rate holds still (a tripped breaker's 0).
+   * Whether the store holds {@code rate} as the throttle's knob: the rate is written when it moves,
+   * and a knob memcached lost (evicted, restarted) is written again even while the rate holds still
+   * (a tripped breaker's 0). A store that cannot be read is written to.
    */
   private boolean stored(double rate) {
     try {
@@ -160,10 +158,15 @@ public final class Governor implements AutoCloseable {
       return v != null
           && Knobs.parse(v.value(), Knobs.NONE, p -> {})
               .throttleRate(throttle)
-              .equals(java.util.OptionalDouble.of(Math.round(rate * 1000) / 1000.0));
+              .equals(java.util.OptionalDouble.of(knob(rate)));
     } catch (RuntimeException e) {
-      return true; // cannot read: write when the rate moves
+      return false;
     }
+  }
+
+  /** The rate as the knob holds it: to a thousandth of a permit per second. */
+  private static double knob(double rate) {
+    return Math.round(rate * 1000) / 1000.0;
   }
 
   /** Load signal samples that read NaN or infinite and were ignored. */

@@ -36,7 +36,6 @@ public final class LoadShedder {
 
   private final SheddingController controller;
   private final AtomicInteger inFlight = new AtomicInteger();
-
   private final java.util.concurrent.atomic.AtomicLong ignoredSignals =
       new java.util.concurrent.atomic.AtomicLong();
   private final int workers;

@@ -92,38 +92,30 @@ class KnobsCommandTest {
             "    tiers: [ { limit: 60, period: 1m, burst: 5 } ]",
             ""));
     String m = memcached.address();
-    String r = rules.toString();
-    assertTrue(
-        knobs(
+    java.util.function.BiFunction<String, String, Run> set =
+        (target, field) ->
+            knobs(
                 "set",
                 "--memcached",
                 m,
                 "--prefix",
                 "t3",
                 "--rules",
-                r,
-                "rule:search-bucket",
-                "limit=2000000")
+                rules.toString(),
+                target,
+                field);
+    assertTrue(
+        set.apply("rule:search-bucket", "limit=2000000")
             .failsWithOneLine(2)
             .err()
             .contains("1000000"));
     assertTrue(
-        knobs("set", "--memcached", m, "--prefix", "t3", "--rules", r, "rule:nope", "limit=2")
+        set.apply("rule:nope", "limit=2")
             .failsWithOneLine(2)
             .err()
             .contains("no rule with that id"));
     assertEquals("(no knobs set)\n", knobs("get", "--memcached", m, "--prefix", "t3").out());
-    Run ok =
-        knobs(
-            "set",
-            "--memcached",
-            m,
-            "--prefix",
-            "t3",
-            "--rules",
-            r,
-            "rule:search-bucket",
-            "limit=120");
+    Run ok = set.apply("rule:search-bucket", "limit=120");
     assertEquals(0, ok.code(), ok.err());
     knobs("clear", "--memcached", m, "--prefix", "t3", "rule:search-bucket");
   }
