@@ -162,11 +162,13 @@ public final class Engine {
    * The store's slots: those of the allowed request's concurrency counters, but not a shadow
    * policy's that was refunded at once. A decision the store failed holds its slots too when its
    * increments were sent: memcached may apply one after the client gave up waiting, and the release
-   * takes it back.
+   * takes it back. A decision made locally holds its local slots, and the store's too when its
+   * increment timed out.
    */
   private Slots heldSlots(Outcome out) {
     Call call = out.call;
-    if (call == null || !out.allowed() || (out.storeFailed() && !call.sent)) {
+    boolean local = out.storeStatus() == StoreStatus.LOCAL;
+    if (call == null || !out.allowed() || (out.storeFailed() && !local && !call.sent)) {
       return Slots.NONE;
     }
     List<CounterUpdate> held = null;
@@ -187,7 +189,15 @@ public final class Engine {
                 true));
       }
     }
-    return held == null ? Slots.NONE : new Slots(evaluator.store(), List.copyOf(held));
+    if (held == null) {
+      return Slots.NONE;
+    }
+    List<CounterUpdate> slots = List.copyOf(held);
+    if (!local) {
+      return new Slots(evaluator.store(), slots);
+    }
+    Slots inMemory = new Slots(evaluator.locals(), slots);
+    return call.sent ? inMemory.with(new Slots(evaluator.store(), slots)::release) : inMemory;
   }
 
   /** Logs each shadow policy that would have rejected, at most every 10 s per policy. */

@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.algorithm.Count;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.StoreTimeoutException;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +28,15 @@ final class Evaluator {
   private final InstantSource clock;
   private final LogGate warnings = new LogGate(WARN_INTERVAL_MILLIS);
   private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
+  private final LogGate localLogs = new LogGate(WARN_INTERVAL_MILLIS);
+  private final LocalCounters locals;
+
+  /** When local limiting began (clock millis), or 0 while the store answers. */
+  private final java.util.concurrent.atomic.AtomicLong localSince =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Whether the start of the current local limiting was logged (its end is, then). */
+  private volatile boolean localLogged;
 
   CounterStore store() {
     return store;
@@ -36,6 +46,12 @@ final class Evaluator {
     this.store = store;
     this.clock = clock;
     this.twoLayer = new TwoLayerStore(store, clock, TwoLayerStore.MAX_COUNTERS, backgroundSync);
+    this.locals = new LocalCounters(clock, LocalCounters.MAX_COUNTERS);
+  }
+
+  /** The counters of policies limited locally while the store fails. */
+  CounterStore locals() {
+    return locals;
   }
 
   /** The local layer of two-layer policies. */
@@ -60,14 +76,9 @@ final class Evaluator {
     if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
       return;
     }
-    call.layOut();
     call.permits = permits;
     call.now = now;
-    int n = call.size();
-    for (int i = 0; i < n; i++) {
-      Call.Counter c = call.counter(i);
-      c.locate(now, c.limit.offset(c.entry.identity));
-    }
+    locate(call, now);
     call.sent = true;
     try {
       if (call.synced) {
@@ -76,9 +87,33 @@ final class Evaluator {
         store.increment(call);
       }
     } catch (RuntimeException e) {
-      storeFailed(call, out, e);
+      if (!decideLocally(out, permits, now, e)) {
+        storeFailed(call, out, e);
+      }
       return;
     }
+    if (localSince.get() != 0) {
+      localEnded(now);
+    }
+    evaluate(call, out, now, store);
+  }
+
+  /** Names the call's counters and finds each one's window at {@code now}. */
+  private static void locate(Call call, long now) {
+    call.layOut();
+    for (int i = 0; i < call.size(); i++) {
+      Call.Counter c = call.counter(i);
+      c.locate(now, c.limit.offset(c.entry.identity));
+    }
+  }
+
+  /**
+   * Decides from the counts {@code counted} answered: each tier's algorithm, refunds to it on a
+   * rejection, the deny caches.
+   */
+  private void evaluate(Call call, Outcome out, long now, CounterStore counted) {
+    long permits = call.permits;
+    int n = call.size();
     boolean allowed = true;
     boolean shadowRejected = false;
     for (int i = 0; i < n; i++) {
@@ -98,17 +133,95 @@ final class Evaluator {
       if (shadowRejected) {
         // A shadow policy gives back what its enforcement would have given back; the others keep
         // theirs.
-        refund(call, updates(call, true));
+        refund(call, updates(call, true), counted);
       }
       out.counted(now, true, leastRemaining(call), 0, shadowRejected);
       return;
     }
-    refund(call, updates(call, false));
+    refund(call, updates(call, false), counted);
     remember(call, now);
     Call.Counter binding = latestRetry(call);
     long retry = binding.count.retryMillis();
     out.counted(
         now, false, binding, retry == Count.NEVER ? binding.limit.periodMillis() : retry, false);
+  }
+
+  /**
+   * Decides in this instance's memory when the store failed and the policies ask for it ({@link
+   * OnStoreFailure#LOCAL}): the call is laid out again with each such policy at its share, the
+   * others (failing open) left out. A policy that rejects on failure decides first, as before.
+   *
+   * @return false when no policy of the call limits locally, or the local counters failed too
+   */
+  private boolean decideLocally(Outcome out, long permits, long now, RuntimeException e) {
+    Call call = out.call;
+    Policy binding = failureBinding(call);
+    if (binding.failClosed && !binding.shadow) {
+      return false;
+    }
+    int n = call.entries();
+    Policy[] local = new Policy[n];
+    String[] identities = new String[n];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      Call.Entry entry = call.entry(i);
+      if (entry.policy.local != null) {
+        local[k] = entry.policy.local;
+        identities[k++] = entry.identity;
+      }
+    }
+    if (k == 0) {
+      return false;
+    }
+    localStarted(now, e);
+    boolean unconfirmed = StoreTimeoutException.in(e);
+    call.clear();
+    for (int i = 0; i < k; i++) {
+      call.add(local[i], identities[i]);
+    }
+    call.sent = unconfirmed;
+    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
+      out.decidedLocally();
+      return true;
+    }
+    call.permits = permits;
+    call.now = now;
+    locate(call, now);
+    try {
+      locals.increment(call);
+    } catch (RuntimeException full) {
+      LOG.debug("local counters failed", full);
+      return false;
+    }
+    evaluate(call, out, now, locals);
+    out.decidedLocally();
+    if (!out.allowed() && unconfirmed) {
+      refundSlots(call);
+    }
+    return true;
+  }
+
+  /** Logs the start of local limiting: once per change, at most every 10 s. */
+  private void localStarted(long now, RuntimeException e) {
+    if (localSince.get() == 0 && localSince.compareAndSet(0, now) && localLogs.tryAcquire(now)) {
+      localLogged = true;
+      LOG.warn(
+          "counter store failing ({}): rules with onStoreFailure: local now limit in this"
+              + " instance's memory at their share (limit ÷ instances) until it answers",
+          e.toString());
+    }
+  }
+
+  /** Logs the end of local limiting when its start was logged. */
+  private void localEnded(long now) {
+    long since = localSince.get();
+    if (since != 0 && localSince.compareAndSet(since, 0) && localLogged) {
+      localLogged = false;
+      LOG.info(
+          "counter store answers again after {} ms: rules with onStoreFailure: local count in it"
+              + " again (what was counted locally is not pushed)",
+          now - since);
+    }
   }
 
   /** The tier with the fewest permits left, a non-shadow one if any. */
@@ -169,14 +282,14 @@ final class Evaluator {
     return out;
   }
 
-  private void refund(Call call, List<CounterUpdate> updates) {
+  private void refund(Call call, List<CounterUpdate> updates, CounterStore counted) {
     List<CounterUpdate> batch = call.synced ? twoLayer.refundLocally(updates) : updates;
     if (batch.isEmpty()) {
       return;
     }
     try {
       java.util.concurrent.CompletableFuture<Void> unused =
-          store
+          counted
               .decrementAsync(batch)
               .whenComplete(
                   (v, e) -> {
@@ -289,16 +402,23 @@ final class Evaluator {
     }
     out.withoutCounts(failureBinding(call));
     if (!out.allowed()) {
-      // Refused on the failure: slots memcached counts late are given back now, as no release will.
-      List<CounterUpdate> slots = new ArrayList<>(0);
-      for (CounterUpdate u : updates(call, false)) {
-        if (u.released()) {
-          slots.add(u);
-        }
+      refundSlots(call);
+    }
+  }
+
+  /**
+   * Gives the store back the slots of a request refused on its failure: memcached may count them
+   * late, and no release will.
+   */
+  private void refundSlots(Call call) {
+    List<CounterUpdate> slots = new ArrayList<>(0);
+    for (CounterUpdate u : updates(call, false)) {
+      if (u.released()) {
+        slots.add(u);
       }
-      if (!slots.isEmpty()) {
-        refund(call, slots);
-      }
+    }
+    if (!slots.isEmpty()) {
+      refund(call, slots, store);
     }
   }
 

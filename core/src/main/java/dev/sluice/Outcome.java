@@ -201,7 +201,10 @@ public final class Outcome {
     return storeStatus;
   }
 
-  /** Whether the store failed or timed out for this decision. */
+  /**
+   * Whether the store failed or timed out for this decision (also when local counters decided it,
+   * {@link StoreStatus#LOCAL}).
+   */
   public boolean storeFailed() {
     return storeStatus != StoreStatus.OK;
   }
@@ -479,6 +482,11 @@ public final class Outcome {
     this.scope = Scope.NONE;
     this.shed = false;
     this.priorityClass = "";
+  }
+
+  /** Decided by this instance's local counters because the store failed. */
+  void decidedLocally() {
+    this.storeStatus = StoreStatus.LOCAL;
   }
 
   /** The request's priority class, once decided. */

@@ -16,13 +16,23 @@ public final class Policy {
   final Tier[] tiers;
   final WindowLimit[] limits;
   final boolean failClosed;
+
+  /** What a decision does when the store fails ({@link OnStoreFailure}). */
+  final OnStoreFailure onStoreFailure;
+
+  /**
+   * With {@link OnStoreFailure#LOCAL}: this policy at its share of each limit, counted in this
+   * instance's memory while the store fails; null otherwise.
+   */
+  final Policy local;
+
   final boolean shadow;
   final boolean staggered;
 
   /** Two-layer counting: the sync interval in ms, or 0 for a store call on every decision. */
   final long syncMillis;
 
-  /** Instances sharing the limit, for the local allowance while the store is down. */
+  /** Instances sharing the limit, for the local share while the store is down. */
   final int instances;
 
   private final Tier tightest;
@@ -47,30 +57,42 @@ public final class Policy {
       boolean shadow,
       boolean staggered,
       int denyCacheSize) {
-    this(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize, null, false);
+    this(
+        id,
+        algorithm,
+        tiers,
+        failClosed ? OnStoreFailure.REJECT : OnStoreFailure.ALLOW,
+        shadow,
+        staggered,
+        denyCacheSize,
+        0,
+        1,
+        false);
   }
 
   private Policy(
       String id,
       Algorithm algorithm,
       List<Tier> tiers,
-      boolean failClosed,
+      OnStoreFailure onStoreFailure,
       boolean shadow,
       boolean staggered,
       int denyCacheSize,
-      Sync sync,
+      long syncMillis,
+      int instances,
       boolean shedding) {
     this.id = id;
     this.shedding = shedding;
-    this.syncMillis = sync == null ? 0 : sync.interval().toMillis();
-    this.instances = sync == null ? 1 : sync.instances();
+    this.syncMillis = syncMillis;
+    this.instances = instances;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
     this.limits = new WindowLimit[this.tiers.length];
     for (int i = 0; i < limits.length; i++) {
       limits[i] = algorithm.limit(this.tiers[i], staggered);
     }
-    this.failClosed = failClosed;
+    this.onStoreFailure = onStoreFailure;
+    this.failClosed = onStoreFailure == OnStoreFailure.REJECT;
     this.shadow = shadow;
     this.staggered = staggered;
     Tier t = this.tiers[0];
@@ -82,6 +104,33 @@ public final class Policy {
     this.tightest = t;
     this.maxPermits = t.burst();
     this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
+    this.local =
+        onStoreFailure == OnStoreFailure.LOCAL
+            ? new Policy(
+                id,
+                algorithm,
+                shares(this.tiers, instances),
+                OnStoreFailure.ALLOW,
+                shadow,
+                staggered,
+                denyCacheSize,
+                0,
+                instances,
+                shedding)
+            : null;
+  }
+
+  /** Each tier at its share: limit and burst divided by {@code instances}, rounded up. */
+  private static List<Tier> shares(Tier[] tiers, int instances) {
+    List<Tier> out = new ArrayList<>(tiers.length);
+    for (Tier t : tiers) {
+      out.add(new Tier(share(t.limit(), instances), t.period(), share(t.burst(), instances)));
+    }
+    return out;
+  }
+
+  private static long share(long limit, int instances) {
+    return -Math.floorDiv(-limit, instances);
   }
 
   /** The first tier's limit: the one a quota or a {@code limit} knob replaces. */
@@ -103,16 +152,46 @@ public final class Policy {
       long b = t.burst() == t.limit() ? l : Math.max(1, (long) Math.ceil(t.burst() * ratio));
       scaled.add(new Tier(l, t.period(), b));
     }
+    return with(scaled, onStoreFailure, syncMillis, instances, shedding);
+  }
+
+  /** This policy with other tiers or settings; it shares the counters, with its own deny cache. */
+  private Policy with(
+      List<Tier> tiers,
+      OnStoreFailure onStoreFailure,
+      long syncMillis,
+      int instances,
+      boolean shedding) {
     return new Policy(
         id,
         algorithm,
-        scaled,
-        failClosed,
+        tiers,
+        onStoreFailure,
         shadow,
         staggered,
         denyCache == null ? 0 : denyCache.capacity(),
-        sync(),
+        syncMillis,
+        instances,
         shedding);
+  }
+
+  /**
+   * This policy with its store-failure setting: with {@link OnStoreFailure#LOCAL}, while the store
+   * fails, each instance counts it in memory at {@code limit ÷ instances} (rounded up) per tier.
+   *
+   * @throws IllegalArgumentException if {@code instances} &lt; 1, or local limiting is asked of a
+   *     policy counted in two layers (which limits locally at its share already)
+   */
+  public Policy withStoreFailure(OnStoreFailure onStoreFailure, int instances) {
+    java.util.Objects.requireNonNull(onStoreFailure, "onStoreFailure");
+    if (instances < 1) {
+      throw new IllegalArgumentException("instances must be at least 1: " + instances);
+    }
+    if (onStoreFailure == OnStoreFailure.LOCAL && syncMillis > 0) {
+      throw new IllegalArgumentException(
+          "policy '" + id + "' is counted in two layers, which limit locally already");
+    }
+    return with(List.of(tiers), onStoreFailure, syncMillis, instances, shedding);
   }
 
   /**
@@ -121,20 +200,16 @@ public final class Policy {
    */
   public Policy withSync(java.util.Optional<Sync> sync) {
     algorithm.checkSync(sync.isPresent());
-    return new Policy(
-        id,
-        algorithm,
+    if (sync.isPresent() && onStoreFailure == OnStoreFailure.LOCAL) {
+      throw new IllegalArgumentException(
+          "policy '" + id + "' limits locally on a store failure, which two layers do already");
+    }
+    return with(
         List.of(tiers),
-        failClosed,
-        shadow,
-        staggered,
-        denyCache == null ? 0 : denyCache.capacity(),
-        sync.orElse(null),
+        onStoreFailure,
+        sync.map(s -> s.interval().toMillis()).orElse(0L),
+        sync.map(Sync::instances).orElse(instances),
         shedding);
-  }
-
-  private Sync sync() {
-    return syncMillis == 0 ? null : new Sync(java.time.Duration.ofMillis(syncMillis), instances);
   }
 
   /**
@@ -211,7 +286,16 @@ public final class Policy {
   /** This policy as the fleet's load shedder: refusals are 503s, and no deny cache. */
   Policy asShedding() {
     return new Policy(
-        id, algorithm, List.of(tiers), failClosed, shadow, staggered, 0, sync(), true);
+        id,
+        algorithm,
+        List.of(tiers),
+        onStoreFailure,
+        shadow,
+        staggered,
+        0,
+        syncMillis,
+        instances,
+        true);
   }
 
   /** The smallest limit of any tier. */

@@ -31,9 +31,18 @@ public final class Slots {
     this.local = local;
   }
 
-  /** These slots, and a place in this instance's count of requests in flight ({@code exit}). */
+  /** These slots, and {@code exit} run once when they are released (after what ran before). */
   Slots with(Runnable exit) {
-    return new Slots(store, held, exit);
+    Runnable before = local;
+    return new Slots(
+        store,
+        held,
+        before == null
+            ? exit
+            : () -> {
+              before.run();
+              exit.run();
+            });
   }
 
   /** Whether any slot is held. */

@@ -7,5 +7,10 @@ public enum StoreStatus {
   /** The store failed or timed out and the request was let through. */
   FAILED_OPEN,
   /** The store failed or timed out and the request was rejected, as its rule asked. */
-  FAILED_CLOSED
+  FAILED_CLOSED,
+  /**
+   * The store failed or timed out and the request was decided by this instance's local counters, at
+   * its share of each limit ({@link OnStoreFailure#LOCAL}).
+   */
+  LOCAL
 }

@@ -58,8 +58,8 @@ public final class RateLimitHeaders {
 
   /**
    * The headers for a response, in order: the chosen families when the usage is known (not after a
-   * store failure), and on a rejection {@code Retry-After} (whole seconds, rounded up) and {@code
-   * Cache-Control: no-store}.
+   * store failure, unless local counters decided), and on a rejection {@code Retry-After} (whole
+   * seconds, rounded up) and {@code Cache-Control: no-store}.
    */
   public static List<Map.Entry<String, String>> of(
       Decision d, Set<Family> families, ResetFormat reset, long nowMillis) {
@@ -84,7 +84,8 @@ public final class RateLimitHeaders {
     }
     // A shadow rule never shows: when it is the binding quota, every quota is a shadow one. A load
     // shedder describes no client's quota.
-    if (!d.storeFailed() && !d.bindingShadow() && !d.shed()) {
+    boolean counted = !d.storeFailed() || d.storeStatus() == StoreStatus.LOCAL;
+    if (counted && !d.bindingShadow() && !d.shed()) {
       if (families.contains(Family.X_RATELIMIT)) {
         out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
         out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));

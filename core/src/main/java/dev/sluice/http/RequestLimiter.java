@@ -581,7 +581,8 @@ public final class RequestLimiter {
         engine
             .policy(
                 r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
-            .withSync(r.sync());
+            .withSync(r.sync())
+            .withStoreFailure(r.onStoreFailure(), r.instances());
     OptionalLong limit = k.ruleLimit(r.id());
     if (limit.isEmpty()) {
       return p;

@@ -1,6 +1,7 @@
 package dev.sluice.http;
 
 import dev.sluice.Algorithm;
+import dev.sluice.OnStoreFailure;
 import dev.sluice.Sync;
 import dev.sluice.Tier;
 import java.time.Duration;
@@ -32,6 +33,12 @@ public final class Rule {
    */
   public static final Duration DEFAULT_SLOT_TTL = Duration.ofSeconds(30);
 
+  /** Why a rule with {@code sync} takes no {@link OnStoreFailure#LOCAL}. */
+  static final String LOCAL_WITH_SYNC =
+      "onStoreFailure: local needs no sync: two-layer counting already limits locally at"
+          + " limit ÷ instances while the store is down, and onStoreFailure says what happens past"
+          + " that share (allow or reject)";
+
   private final String id;
   private final Set<String> methods;
   private final String path;
@@ -41,7 +48,8 @@ public final class Rule {
   private final List<Tier> tiers;
   private final boolean shadow;
   private final boolean enabled;
-  private final boolean failClosed;
+  private final OnStoreFailure onStoreFailure;
+  private final int instances;
   private final boolean staggerWindows;
   private final Sync sync;
 
@@ -55,7 +63,8 @@ public final class Rule {
     this.tiers = List.copyOf(b.tiers);
     this.shadow = b.shadow;
     this.enabled = b.enabled;
-    this.failClosed = b.failClosed;
+    this.onStoreFailure = b.onStoreFailure;
+    this.instances = b.sync != null ? b.sync.instances() : b.instances;
     this.staggerWindows = b.staggerWindows;
     this.sync = b.sync;
   }
@@ -74,9 +83,10 @@ public final class Rule {
             .algorithm(algorithm)
             .shadow(shadow)
             .enabled(enabled)
-            .failClosed(failClosed)
+            .onStoreFailure(onStoreFailure)
             .staggerWindows(staggerWindows);
     b.sync = sync;
+    b.instances = instances;
     b.path = path;
     b.prefix = pathIsPrefix;
     tiers.forEach(b::tier);
@@ -124,7 +134,20 @@ public final class Rule {
 
   /** Rejects when the store fails (the default is to allow). */
   public boolean failClosed() {
-    return failClosed;
+    return onStoreFailure == OnStoreFailure.REJECT;
+  }
+
+  /** What a request gets when the store fails or times out ({@link OnStoreFailure#ALLOW}). */
+  public OnStoreFailure onStoreFailure() {
+    return onStoreFailure;
+  }
+
+  /**
+   * How many instances share the rule's limits: each one's share while the store fails ({@link
+   * OnStoreFailure#LOCAL}, or two-layer counting), {@code limit ÷ instances}. 1 unless set.
+   */
+  public int instances() {
+    return instances;
   }
 
   public boolean staggerWindows() {
@@ -182,7 +205,8 @@ public final class Rule {
             ? ""
             : " synced every " + sync.interval().toMillis() + " ms by " + sync.instances())
         + (enabled ? "" : " disabled")
-        + (failClosed ? " fail-closed" : "");
+        + (onStoreFailure == OnStoreFailure.REJECT ? " fail-closed" : "")
+        + (onStoreFailure == OnStoreFailure.LOCAL ? " local on failure by " + instances : "");
   }
 
   /** Configures a {@link Rule}; validates each value when it is set. */
@@ -196,7 +220,8 @@ public final class Rule {
     private final List<Tier> tiers = new ArrayList<>();
     private boolean shadow;
     private boolean enabled = true;
-    private boolean failClosed;
+    private OnStoreFailure onStoreFailure = OnStoreFailure.ALLOW;
+    private int instances = 1;
     private boolean staggerWindows;
     private Sync sync;
 
@@ -276,8 +301,27 @@ public final class Rule {
       return this;
     }
 
+    /** {@link OnStoreFailure#REJECT} (true) or {@link OnStoreFailure#ALLOW} (false). */
     public Builder failClosed(boolean failClosed) {
-      this.failClosed = failClosed;
+      return onStoreFailure(failClosed ? OnStoreFailure.REJECT : OnStoreFailure.ALLOW);
+    }
+
+    /** What a request gets when the store fails or times out; {@code ALLOW} by default. */
+    public Builder onStoreFailure(OnStoreFailure onStoreFailure) {
+      this.onStoreFailure = Objects.requireNonNull(onStoreFailure, "onStoreFailure");
+      return this;
+    }
+
+    /**
+     * How many instances share the rule's limits, for {@link OnStoreFailure#LOCAL}: each limits at
+     * {@code limit ÷ instances} (rounded up) while the store fails. With {@link #sync}, its
+     * instances count.
+     */
+    public Builder instances(int instances) {
+      if (instances < 1) {
+        throw new IllegalArgumentException("instances must be at least 1: " + instances);
+      }
+      this.instances = instances;
       return this;
     }
 
@@ -319,6 +363,9 @@ public final class Rule {
       algorithm.checkTiers(tiers);
       algorithm.checkStagger(staggerWindows);
       algorithm.checkSync(sync != null);
+      if (sync != null && onStoreFailure == OnStoreFailure.LOCAL) {
+        throw new IllegalArgumentException(LOCAL_WITH_SYNC + " (rule '" + id + "')");
+      }
       Rule rule = new Rule(this);
       keySources(rule.key, rule.pattern(), path);
       return rule;

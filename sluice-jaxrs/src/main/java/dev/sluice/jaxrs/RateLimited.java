@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Algorithm;
+import dev.sluice.OnStoreFailure;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Repeatable;
@@ -38,6 +39,15 @@ public @interface RateLimited {
 
   /** The rule id; empty for the endpoint group (method and path template). */
   String id() default "";
+
+  /**
+   * What a request gets when the counter store fails or times out: let through (the default), 503,
+   * or limited in this instance's memory at {@code limit ÷ instances}.
+   */
+  OnStoreFailure onStoreFailure() default OnStoreFailure.ALLOW;
+
+  /** How many instances share the limit, for {@link OnStoreFailure#LOCAL}; at least 1. */
+  int instances() default 1;
 
   /** Holds repeated {@link RateLimited} annotations. */
   @Documented

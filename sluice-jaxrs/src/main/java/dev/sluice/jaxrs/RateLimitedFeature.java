@@ -73,7 +73,9 @@ final class RateLimitedFeature implements DynamicFeature {
                 .path(pattern(template))
                 .key(l.key())
                 .algorithm(l.algorithm())
-                .tier(l.limit(), period);
+                .tier(l.limit(), period)
+                .onStoreFailure(l.onStoreFailure())
+                .instances(l.instances());
         if (httpMethod != null) {
           b.methods(httpMethod);
         }

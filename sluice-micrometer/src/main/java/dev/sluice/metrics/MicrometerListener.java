@@ -18,8 +18,10 @@ import java.util.concurrent.TimeUnit;
  * failed-closed}), counts the limiter's own failures (a key source or quota resolver that threw) as
  * {@code sluice.errors} tagged {@code exception}, counts requests a load shedder refused (503) as
  * {@code sluice.shed} tagged {@code class} (the priority class) and {@code shedder} ({@code
- * fleet-usage}, {@code worker-utilization}), and times store calls as {@code sluice.store.calls}.
- * Needs micrometer-core on the class path (an optional dependency of this module). Thread-safe.
+ * fleet-usage}, {@code worker-utilization}), counts decisions made in this instance's memory while
+ * the store failed ({@code onStoreFailure: local}) as {@code sluice.decisions.local} tagged {@code
+ * rule}, and times store calls as {@code sluice.store.calls}. Needs micrometer-core on the class
+ * path (an optional dependency of this module). Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
 
@@ -39,6 +41,20 @@ public final class MicrometerListener implements DecisionListener {
   public void onDecision(List<String> rules, Decision d, long storeNanos) {
     if (storeNanos >= 0) {
       storeCalls.record(storeNanos, TimeUnit.NANOSECONDS);
+    }
+    if (d.storeStatus() == StoreStatus.LOCAL) {
+      for (String rule : rules) {
+        counters
+            .computeIfAbsent(
+                "\u0004" + rule,
+                k ->
+                    Counter.builder("sluice.decisions.local")
+                        .description(
+                            "Decisions made by this instance's local counters while the store failed")
+                        .tag("rule", rule)
+                        .register(registry))
+            .increment();
+      }
     }
     if (d.fromDenyCache()) {
       count(d.policy(), "rejected");

@@ -1,6 +1,7 @@
 package dev.sluice.rules;
 
 import dev.sluice.Algorithm;
+import dev.sluice.OnStoreFailure;
 import dev.sluice.Sync;
 import dev.sluice.Tier;
 import dev.sluice.algorithm.WindowLimit;
@@ -148,7 +149,7 @@ public final class YamlRules {
     private final String file;
     private Algorithm defaultAlgorithm = Algorithm.SLIDING_WINDOW;
     private List<String> defaultKey = Rule.DEFAULT_KEY;
-    private boolean defaultFailClosed;
+    private OnStoreFailure defaultOnStoreFailure = OnStoreFailure.ALLOW;
 
     /** {@code defaults.sync}: null for none. */
     private Duration defaultSync;
@@ -434,7 +435,7 @@ public final class YamlRules {
         defaultKey = keys(m.get("key"), "defaults.key");
       }
       if (m.containsKey("onStoreFailure")) {
-        defaultFailClosed = failClosed(m.get("onStoreFailure"), "defaults.onStoreFailure");
+        defaultOnStoreFailure = onStoreFailure(m.get("onStoreFailure"), "defaults.onStoreFailure");
       }
     }
 
@@ -482,10 +483,11 @@ public final class YamlRules {
       }
       b.shadow(m.containsKey("shadow") && bool(m.get("shadow"), f + ".shadow"));
       b.enabled(!m.containsKey("enabled") || bool(m.get("enabled"), f + ".enabled"));
-      b.failClosed(
+      OnStoreFailure onFailure =
           m.containsKey("onStoreFailure")
-              ? failClosed(m.get("onStoreFailure"), f + ".onStoreFailure")
-              : defaultFailClosed);
+              ? onStoreFailure(m.get("onStoreFailure"), f + ".onStoreFailure")
+              : defaultOnStoreFailure;
+      b.onStoreFailure(onFailure);
       if (m.containsKey("staggerWindows")) {
         b.staggerWindows(bool(m.get("staggerWindows"), f + ".staggerWindows"));
       }
@@ -505,11 +507,13 @@ public final class YamlRules {
               : defaultInstances;
       if (sync != null) {
         b.sync(new Sync(sync, instances));
+      } else if (onFailure == OnStoreFailure.LOCAL) {
+        b.instances(instances);
       } else if (m.containsKey("instances")) {
         throw error(
             m.get("instances"),
             f + ".instances",
-            "only means something with sync (e.g. sync: 200ms)");
+            "only means something with sync (e.g. sync: 200ms) or onStoreFailure: local");
       }
       return check(node, f, b::build);
     }
@@ -578,7 +582,7 @@ public final class YamlRules {
 
     /** A concurrency rule: {@code concurrency: N} in place of tiers, and its {@code slotTtl}. */
     void concurrency(Map<String, Node> m, String f, Rule.Builder b) {
-      for (String other : List.of("tiers", "algorithm", "sync", "instances", "staggerWindows")) {
+      for (String other : List.of("tiers", "algorithm", "sync", "staggerWindows")) {
         if (m.containsKey(other)) {
           throw error(
               m.get(other),
@@ -721,12 +725,13 @@ public final class YamlRules {
       return v;
     }
 
-    boolean failClosed(Node node, String f) {
+    OnStoreFailure onStoreFailure(Node node, String f) {
       String v = scalar(node, f);
       return switch (v) {
-        case "allow" -> false;
-        case "reject" -> true;
-        default -> throw error(node, f, "unknown value '" + v + "' (use allow or reject)");
+        case "allow" -> OnStoreFailure.ALLOW;
+        case "reject" -> OnStoreFailure.REJECT;
+        case "local" -> OnStoreFailure.LOCAL;
+        default -> throw error(node, f, "unknown value '" + v + "' (use allow, reject or local)");
       };
     }
 

@@ -122,8 +122,48 @@ class YamlRulesTest {
     assertEquals("rules[0].instances", e.field());
     e = error(HEAD + "    instances: 3\n    tiers: [ { limit: 1, period: 1s } ]\n");
     assertEquals(
-        "rules.yaml:3: rules[0].instances: only means something with sync (e.g. sync: 200ms)",
+        "rules.yaml:3: rules[0].instances: only means something with sync (e.g. sync: 200ms) or"
+            + " onStoreFailure: local",
         e.getMessage());
+  }
+
+  @Test
+  void localOnStoreFailureTakesInstancesForEveryKindOfRule() {
+    RuleSet rules =
+        YamlRules.parse(
+            """
+            defaults: { onStoreFailure: local, instances: 3 }
+            rules:
+              - { id: window, tiers: [ { limit: 10, period: 1s } ] }
+              - { id: bucket, algorithm: token-bucket, instances: 2,
+                  tiers: [ { limit: 60, period: 1m, burst: 5 } ] }
+              - { id: slots, concurrency: 2 }
+              - { id: open, onStoreFailure: allow, tiers: [ { limit: 1, period: 1s } ] }
+            """,
+            "rules.yaml");
+    Rule window = rules.rule("window").orElseThrow();
+    assertEquals(dev.sluice.OnStoreFailure.LOCAL, window.onStoreFailure());
+    assertEquals(3, window.instances());
+    assertEquals(2, rules.rule("bucket").orElseThrow().instances());
+    assertEquals(
+        dev.sluice.OnStoreFailure.LOCAL, rules.rule("slots").orElseThrow().onStoreFailure());
+    assertEquals(3, rules.rule("slots").orElseThrow().instances());
+    assertEquals(
+        dev.sluice.OnStoreFailure.ALLOW, rules.rule("open").orElseThrow().onStoreFailure());
+
+    RulesException e =
+        error(HEAD + "    onStoreFailure: locally\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals(
+        "rules.yaml:3: rules[0].onStoreFailure: unknown value 'locally' (use allow, reject or"
+            + " local)",
+        e.getMessage());
+    e =
+        error(
+            HEAD
+                + "    onStoreFailure: local\n    sync: 200ms\n"
+                + "    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules[0]", e.field());
+    assertTrue(e.getMessage().contains("already limits locally"), e.getMessage());
   }
 
   @Test

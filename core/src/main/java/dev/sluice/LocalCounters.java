@@ -1,0 +1,176 @@
+package dev.sluice;
+
+import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The counters a policy with {@link OnStoreFailure#LOCAL} is counted in while the shared store
+ * fails: this instance's memory, exact, with the store's contract (windows with their previous
+ * window, running counters raised to their floor, counts never below 0). Nothing counted here is
+ * ever pushed to the shared store. A counter not written for two of its periods is forgotten, swept
+ * at most once a second; at most {@link #MAX_COUNTERS} are kept, and beyond them a new counter
+ * fails as the store did. Thread-safe.
+ */
+final class LocalCounters implements CounterStore {
+
+  /** The most counters kept, as the in-memory store's default. */
+  static final int MAX_COUNTERS = 1_000_000;
+
+  private static final long SWEEP_EVERY_MILLIS = 1_000;
+
+  private final InstantSource clock;
+  private final int maxCounters;
+  private final Map<CounterKey, Cell> cells = new ConcurrentHashMap<>();
+  private final AtomicLong nextSweep = new AtomicLong();
+
+  LocalCounters(InstantSource clock, int maxCounters) {
+    this.clock = clock;
+    this.maxCounters = maxCounters;
+  }
+
+  /** One counter; every field is guarded by its monitor. */
+  private static final class Cell {
+    final long periodMillis;
+    long window = Long.MIN_VALUE;
+    long current;
+    long previous;
+    long touchedMillis;
+    boolean gone;
+
+    Cell(long periodMillis) {
+      this.periodMillis = periodMillis;
+    }
+
+    /** Adds {@code delta} to {@code w} (or raises a running value to {@code floor} first). */
+    long add(long w, long delta, long floor, long now) {
+      touchedMillis = now;
+      if (floor > 0) {
+        current = saturatedSum(Math.max(current, floor), delta);
+        return current;
+      }
+      if (w == window - 1) {
+        previous = saturatedSum(previous, delta);
+        return previous;
+      }
+      if (w != window) {
+        previous = w == window + 1 ? current : 0;
+        current = 0;
+        window = w;
+      }
+      current = saturatedSum(current, delta);
+      return current;
+    }
+
+    long previousOf(long w, long floor) {
+      return floor > 0 || w != window ? 0 : previous;
+    }
+
+    void subtract(long w, long delta, boolean running) {
+      if (running || w == window) {
+        current = Math.max(0, current - delta);
+      } else if (w == window - 1) {
+        previous = Math.max(0, previous - delta);
+      }
+    }
+  }
+
+  @Override
+  public void increment(CounterBatch batch) {
+    long now = clock.millis();
+    sweepIfDue(now);
+    long[] counts = new long[2];
+    for (int i = 0; i < batch.size(); i++) {
+      add(batch.key(i), batch.window(i), batch.delta(i), batch.floor(i), now, counts, 0);
+      batch.counted(i, counts[0], counts[1]);
+    }
+  }
+
+  @Override
+  public long[] increment(List<CounterUpdate> updates) {
+    long now = clock.millis();
+    sweepIfDue(now);
+    long[] out = new long[2 * updates.size()];
+    for (int i = 0; i < updates.size(); i++) {
+      CounterUpdate u = updates.get(i);
+      add(key(u), u.window(), u.delta(), u.floor(), now, out, 2 * i);
+    }
+    return out;
+  }
+
+  /** Counts one update; its count at {@code out[at]}, the previous window's at {@code at + 1}. */
+  private void add(CounterKey key, long w, long delta, long floor, long now, long[] out, int at) {
+    while (true) {
+      Cell c = cell(key, true);
+      synchronized (c) {
+        if (!c.gone) {
+          out[at] = c.add(w, delta, floor, now);
+          out[at + 1] = c.previousOf(w, floor);
+          return;
+        }
+      }
+    }
+  }
+
+  private static CounterKey key(CounterUpdate u) {
+    return new CounterKey().set(u.rule(), u.identity(), u.periodMillis());
+  }
+
+  @Override
+  public void decrement(List<CounterUpdate> updates) {
+    for (CounterUpdate u : updates) {
+      Cell c = cell(key(u), false);
+      if (c != null) {
+        synchronized (c) {
+          c.subtract(u.window(), u.delta(), u.running());
+        }
+      }
+    }
+  }
+
+  /** The cell of {@code key}; a new one when {@code create} (and room is left), else null. */
+  private Cell cell(CounterKey key, boolean create) {
+    Cell c = cells.get(key);
+    if (c != null || !create) {
+      return c;
+    }
+    if (cells.size() >= maxCounters) {
+      throw new IllegalStateException(
+          "local counters full (" + maxCounters + "): deciding as the store failed");
+    }
+    return cells.computeIfAbsent(key.copy(), k -> new Cell(k.periodMillis()));
+  }
+
+  /** Forgets counters not written for two of their periods, at most once a second. */
+  private void sweepIfDue(long now) {
+    long due = nextSweep.get();
+    if (now < due || !nextSweep.compareAndSet(due, now + SWEEP_EVERY_MILLIS)) {
+      return;
+    }
+    cells.forEach(
+        (k, c) -> {
+          synchronized (c) {
+            if (now - c.touchedMillis > 2 * c.periodMillis) {
+              c.gone = true;
+              cells.remove(k, c);
+            }
+          }
+        });
+  }
+
+  /** Counters kept, for tests. */
+  int size() {
+    return cells.size();
+  }
+
+  private static long saturatedSum(long a, long b) {
+    long sum = a + b;
+    return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+  }
+}
