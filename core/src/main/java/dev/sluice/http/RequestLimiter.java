@@ -78,9 +78,10 @@ public final class RequestLimiter {
 
   /**
    * Decides for one request into {@code out}, which the caller reuses; {@code out.applied()} is
-   * false when no rule applies. Never throws: a store failure, or an exception anywhere in the
-   * decision (a key source or quota resolver that throws, a bug), is decided as the rules' {@code
-   * onStoreFailure} says, logged at most every 10 s and told to the listener.
+   * false when no rule applies. Never throws: a store failure is decided as the rules' {@code
+   * onStoreFailure} says; an exception anywhere in the decision (a key source or quota resolver
+   * that throws, a bug) lets the request through, or refuses it (503) for a rule with {@code
+   * reject}. Either is logged at most every 10 s and told to the listener.
    *
    * @return whether the request may proceed
    */

@@ -8,6 +8,7 @@ import dev.sluice.rules.YamlRules;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +20,9 @@ class ClientDisconnectTest {
 
   @Test
   void aClientThatDisconnectsMidRequestGivesItsSlotBack() throws Exception {
+    // The first decision is the raw request's: the test polls only once it holds the slot (a poll
+    // racing it could take the slot first and have it refused).
+    CompletableFuture<Boolean> first = new CompletableFuture<>();
     SluiceFeature feature =
         SluiceFeature.builder(InMemoryCounterStore.create())
             .rules(
@@ -31,6 +35,7 @@ class ClientDisconnectTest {
                         concurrency: 1
                     """,
                     "rules.yaml"))
+            .listener((rules, d, nanos) -> first.complete(d.allowed()))
             .build();
     try (App app = new App(feature)) {
       try (Socket socket = new Socket(java.net.InetAddress.getLoopbackAddress(), app.port)) {
@@ -40,6 +45,7 @@ class ClientDisconnectTest {
                 "GET /api/v1/slow?ms=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: gone\r\n\r\n"
                     .getBytes(StandardCharsets.US_ASCII));
         socket.getOutputStream().flush();
+        assertTrue(first.get(20, TimeUnit.SECONDS), "the first request was allowed");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (app.get("/api/v1/slow?ms=0", "X-Api-Key", "gone").statusCode() != 429) {
           assertTrue(System.nanoTime() < deadline, "the first request never held its slot");

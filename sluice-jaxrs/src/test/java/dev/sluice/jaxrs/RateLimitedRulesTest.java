@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.OnStoreFailure;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
 class RateLimitedRulesTest extends JerseyTest {
 
   private static SluiceFeature feature;
+  private static ReferenceCounterStore store;
 
   @Path("/")
   public static class Api {
@@ -32,12 +34,25 @@ class RateLimitedRulesTest extends JerseyTest {
     public String limited() {
       return "{}";
     }
+
+    @GET
+    @Path("local")
+    @RateLimited(
+        limit = 4,
+        period = "1h",
+        key = "header:X-Client",
+        id = "local",
+        onStoreFailure = OnStoreFailure.LOCAL,
+        instances = 2)
+    public String local() {
+      return "{}";
+    }
   }
 
   @Override
   protected Application configure() {
     feature =
-        SluiceFeature.builder(new ReferenceCounterStore())
+        SluiceFeature.builder(store = new ReferenceCounterStore())
             .clock(new FakeClock())
             .rules(YamlRules.parse("rules: []\n", "empty.yaml"))
             .build();
@@ -69,6 +84,21 @@ class RateLimitedRulesTest extends JerseyTest {
 
     feature.limiter().update(YamlRules.parse("enabled: false\nrules: []\n", "off.yaml"));
     assertEquals(200, call("b").getStatus(), "the kill switch reaches annotated methods");
+  }
+
+  @Test
+  void anAnnotatedRuleLimitsLocallyAtItsShareWhileTheStoreFails() {
+    store.failWith(new IllegalStateException("down"));
+    try {
+      for (int i = 0; i < 2; i++) {
+        Response r = target("local").request().header("X-Client", "c").get();
+        assertEquals(200, r.getStatus());
+        assertEquals("2", r.getHeaderString("X-RateLimit-Limit"), "the share of 4 over 2");
+      }
+      assertEquals(429, target("local").request().header("X-Client", "c").get().getStatus());
+    } finally {
+      store.failWith(null);
+    }
   }
 
   @Test

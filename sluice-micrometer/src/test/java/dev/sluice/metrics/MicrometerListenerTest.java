@@ -108,4 +108,29 @@ class MicrometerListenerTest {
         registry.find("sluice.errors").tag("exception", "IllegalStateException").counter().count());
     assertEquals(3, count("r", "failed-open"));
   }
+
+  @Test
+  void decisionsMadeLocallyAreCountedPerRule() {
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .clock(new FakeClock())
+            .listener(new MicrometerListener(registry))
+            .rules(
+                YamlRules.parse(
+                    """
+            defaults: { key: ip, onStoreFailure: local, instances: 2 }
+            rules: [ { id: r, tiers: [ { limit: 4, period: 1m } ] } ]
+            """,
+                    "l.yaml"))
+            .build();
+    assertTrue(l.decide(request("192.0.2.12")).orElseThrow().allowed());
+    store.failWith(new IllegalStateException("down"));
+    for (int i = 0; i < 3; i++) {
+      l.decide(request("192.0.2.12"));
+    }
+    assertEquals(
+        3, registry.find("sluice.decisions.local").tag("rule", "r").counter().count(), "per rule");
+    assertEquals(3, count("r", "allowed"), "one by the store, two locally (the share of 4 / 2)");
+    assertEquals(1, count("r", "rejected"));
+  }
 }
