@@ -6,7 +6,9 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.function.Function;
+import org.glassfish.jersey.internal.PropertiesDelegate;
 import org.glassfish.jersey.internal.inject.InjectionManager;
+import org.glassfish.jersey.server.ContainerRequest;
 import org.glassfish.jersey.server.spi.Container;
 import org.glassfish.jersey.server.spi.ContainerLifecycleListener;
 import org.slf4j.Logger;
@@ -117,8 +119,81 @@ final class ContainerAccess implements ContainerLifecycleListener {
               .findVirtual(type, "getContextPath", MethodType.methodType(String.class))
               .asType(MethodType.methodType(String.class, Object.class));
     }
+    this.steps = new Steps(type);
     this.requestType = type;
   }
+
+  /**
+   * The container's request for {@code ctx}. Grizzly and the servlet containers hand it to Jersey
+   * in the request's properties delegate (wrapped in Jersey's tracing delegate), where it is read
+   * with a few field loads; elsewhere (Jetty) it is looked up through injection, which costs a
+   * scope lookup and a factory per call.
+   */
+  private Object containerRequest(ContainerRequestContext ctx, Class<?> type) throws Throwable {
+    Steps steps = this.steps;
+    if (steps != null && ctx instanceof ContainerRequest cr) {
+      Object d = cr.getPropertiesDelegate();
+      for (int depth = 0; depth < 4 && d != null; depth++) {
+        Step step = steps.get(d.getClass());
+        if (step.getter == null) {
+          break;
+        }
+        d = step.getter.invoke(d);
+        if (step.request) {
+          return d != null ? d : injection.getInstance(type);
+        }
+      }
+    }
+    return injection.getInstance(type);
+  }
+
+  /** One field to read on the way from a properties delegate to the container's request. */
+  private record Step(MethodHandle getter, boolean request) {
+    static final Step NONE = new Step(null, false);
+  }
+
+  /** Per delegate class, the field that holds the request or the delegate it wraps. */
+  private static final class Steps extends ClassValue<Step> {
+    private final Class<?> requestType;
+
+    Steps(Class<?> requestType) {
+      this.requestType = requestType;
+    }
+
+    @Override
+    protected Step computeValue(Class<?> type) {
+      java.lang.reflect.Field request = null;
+      java.lang.reflect.Field inner = null;
+      for (java.lang.reflect.Field f : type.getDeclaredFields()) {
+        if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+          continue;
+        }
+        if (requestType.isAssignableFrom(f.getType())) {
+          request = f;
+        } else if (f.getType() == PropertiesDelegate.class) {
+          inner = f;
+        }
+      }
+      java.lang.reflect.Field next = request != null ? request : inner;
+      if (next == null) {
+        return Step.NONE;
+      }
+      try {
+        next.setAccessible(true);
+        MethodHandle get =
+            MethodHandles.lookup()
+                .unreflectGetter(next)
+                .asType(MethodType.methodType(Object.class, Object.class));
+        return new Step(get, request != null);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        // On the module path Jersey's fields stay closed: look the request up instead.
+        LOG.debug("cannot read the container's request from {}", type, e);
+        return Step.NONE;
+      }
+    }
+  }
+
+  private volatile Steps steps;
 
   @Override
   public void onReload(Container container) {
@@ -133,7 +208,7 @@ final class ContainerAccess implements ContainerLifecycleListener {
     if (custom != null) {
       return custom.apply(ctx);
     }
-    String address = (String) call(remoteAddr);
+    String address = (String) call(remoteAddr, ctx);
     if (address == null && !started && warned.compareAndSet(false, true)) {
       // A container that never announced its start-up (a test harness): say so once, loudly.
       LOG.error("{}; until then, rules keyed on ip limit nobody", HOW_TO);
@@ -142,17 +217,17 @@ final class ContainerAccess implements ContainerLifecycleListener {
   }
 
   /** The servlet context path, or null when Jersey does not run in a servlet container. */
-  String contextPath() {
-    return kind == Kind.SERVLET ? (String) call(contextPath) : null;
+  String contextPath(ContainerRequestContext ctx) {
+    return kind == Kind.SERVLET ? (String) call(contextPath, ctx) : null;
   }
 
-  private Object call(MethodHandle method) {
+  private Object call(MethodHandle method, ContainerRequestContext ctx) {
     Class<?> type = requestType;
     if (method == null || type == null) {
       return null;
     }
     try {
-      Object request = injection.getInstance(type);
+      Object request = containerRequest(ctx, type);
       return request == null ? null : method.invoke(request);
     } catch (Throwable e) {
       if (e instanceof Error err && !(e instanceof LinkageError)) {

@@ -30,7 +30,7 @@ final class JaxrsRequest implements RequestInfo {
    */
   @Override
   public String path() {
-    String context = container.contextPath();
+    String context = container.contextPath(ctx);
     if (context != null) {
       String uri = ctx.getUriInfo().getRequestUri().getRawPath();
       return uri.startsWith(context) ? uri.substring(context.length()) : uri;

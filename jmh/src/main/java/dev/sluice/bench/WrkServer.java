@@ -1,0 +1,291 @@
+package dev.sluice.bench;
+
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.jaxrs.SluiceFeature;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.servlet.SluiceFilter;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.ConsumptionProbe;
+import jakarta.inject.Inject;
+import jakarta.inject.Provider;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.container.ContainerResponseFilter;
+import jakarta.ws.rs.core.Response;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.FailureMode;
+import net.spy.memcached.MemcachedClient;
+import org.apache.catalina.Context;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.glassfish.grizzly.http.server.HttpServer;
+import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
+import org.glassfish.jersey.server.ResourceConfig;
+
+/**
+ * The server {@code docs/bench/wrk.sh} loads with {@code wrk}: {@code GET /api/v1/report} answering
+ * a small JSON body, with or without a limiter in front, on Grizzly (Jersey) or Tomcat (a servlet).
+ * Every limiter counts the same three counters per request: two tiers per API key and one per
+ * address.
+ *
+ * <pre>
+ * java -cp jmh/target/benchmarks.jar dev.sluice.bench.WrkServer --port 18080 --mode MODE
+ *     [--container grizzly|tomcat] [--rules FILE] [--memcached host:port]
+ * </pre>
+ *
+ * Modes: {@code off} (nothing in front), {@code sluice} (the rules file, in memory or on {@code
+ * --memcached}), {@code floor} (the three {@code incr}s sent straight through spymemcached in one
+ * round trip, nothing decided), {@code bucket4j} (what Bucket4j's documentation leads a JAX-RS user
+ * to write: a filter over a bucket per key and one per address, writing the same {@code
+ * X-RateLimit} headers). Runs until killed.
+ */
+public final class WrkServer {
+
+  private WrkServer() {}
+
+  /** The endpoint every mode serves. */
+  @Path("/api/v1/report")
+  public static final class Report {
+    @GET
+    @Produces("application/json")
+    public String report() {
+      return "{\"report\":\"ok\"}";
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> o = new java.util.HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    int port = Integer.parseInt(o.getOrDefault("port", "18080"));
+    String mode = o.getOrDefault("mode", "off");
+    String container = o.getOrDefault("container", "grizzly");
+    String memcached = o.get("memcached");
+    java.nio.file.Path rules =
+        o.containsKey("rules") ? java.nio.file.Path.of(o.get("rules")) : null;
+    if (container.equals("tomcat")) {
+      tomcat(port, mode, rules, memcached);
+    } else {
+      grizzly(port, mode, rules, memcached);
+    }
+    System.out.println("ready: " + container + " " + mode + " on " + port);
+    Thread.currentThread().join();
+  }
+
+  private static CounterStore store(String memcached) {
+    return memcached == null
+        ? InMemoryCounterStore.create()
+        : MemcachedCounterStore.builder().servers(memcached).build();
+  }
+
+  private static void grizzly(int port, String mode, java.nio.file.Path rules, String memcached)
+      throws IOException {
+    ResourceConfig app =
+        new ResourceConfig(Report.class).property("jersey.config.server.wadl.disableWadl", true);
+    switch (mode) {
+      case "off" -> {}
+      case "sluice" ->
+          app.register(SluiceFeature.builder(store(memcached)).rulesFile(rules).build());
+      case "floor" -> {
+        Floor.client = Floor.connect(memcached);
+        app.register(Floor.class);
+      }
+      case "bucket4j" -> app.register(Bucket4jFilter.class);
+      default -> throw new IllegalArgumentException("unknown mode: " + mode);
+    }
+    HttpServer server =
+        GrizzlyHttpServerFactory.createHttpServer(
+            URI.create("http://127.0.0.1:" + port + "/"), app, false);
+    // As the demo: keep-alive connections stay open (Grizzly closes one after 256 requests).
+    server.getListener("grizzly").getKeepAlive().setMaxRequestsCount(-1);
+    server.start();
+  }
+
+  private static void tomcat(int port, String mode, java.nio.file.Path rules, String memcached)
+      throws Exception {
+    Tomcat tomcat = new Tomcat();
+    tomcat.setBaseDir(Files.createTempDirectory("wrk-tomcat").toString());
+    tomcat.setPort(port);
+    tomcat.getConnector();
+    Context ctx = tomcat.addContext("", null);
+    Tomcat.addServlet(
+        ctx,
+        "report",
+        new HttpServlet() {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          protected void doGet(HttpServletRequest req, HttpServletResponse res) throws IOException {
+            res.setContentType("application/json");
+            res.getWriter().write("{\"report\":\"ok\"}");
+          }
+        });
+    ctx.addServletMappingDecoded("/api/v1/report", "report");
+    if (mode.equals("sluice")) {
+      RequestLimiter limiter =
+          RequestLimiter.builder(store(memcached)).rules(YamlRules.load(rules)).build();
+      FilterDef def = new FilterDef();
+      def.setFilterName("sluice");
+      def.setFilter(new SluiceFilter(limiter));
+      ctx.addFilterDef(def);
+      FilterMap map = new FilterMap();
+      map.setFilterName("sluice");
+      map.addURLPattern("/*");
+      ctx.addFilterMap(map);
+    } else if (!mode.equals("off")) {
+      throw new IllegalArgumentException("tomcat takes off or sluice: " + mode);
+    }
+    tomcat.start();
+  }
+
+  /**
+   * The memcached floor: per request the same three {@code incr}s a decision sends (two tiers of
+   * the key, one of the address), queued together so spymemcached writes them in one round trip,
+   * and nothing else.
+   */
+  public static final class Floor implements ContainerRequestFilter {
+    static volatile MemcachedClient client;
+    @Inject private Provider<org.glassfish.grizzly.http.server.Request> request;
+
+    static MemcachedClient connect(String servers) throws IOException {
+      CountDownLatch up = new CountDownLatch(1);
+      ConnectionFactoryBuilder cf =
+          new ConnectionFactoryBuilder()
+              .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+              .setOpTimeout(50)
+              .setOpQueueMaxBlockTime(0)
+              .setFailureMode(FailureMode.Cancel)
+              .setUseNagleAlgorithm(false)
+              .setDaemon(true)
+              .setInitialObservers(
+                  List.of(
+                      new net.spy.memcached.ConnectionObserver() {
+                        @Override
+                        public void connectionEstablished(
+                            java.net.SocketAddress sa, int reconnectCount) {
+                          up.countDown();
+                        }
+
+                        @Override
+                        public void connectionLost(java.net.SocketAddress sa) {}
+                      }));
+      int colon = servers.lastIndexOf(':');
+      MemcachedClient c =
+          new MemcachedClient(
+              cf.build(),
+              List.of(
+                  new InetSocketAddress(
+                      servers.substring(0, colon),
+                      Integer.parseInt(servers.substring(colon + 1)))));
+      try {
+        up.await(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return c;
+    }
+
+    @Override
+    public void filter(ContainerRequestContext ctx) {
+      long now = System.currentTimeMillis();
+      String key = ctx.getHeaderString("X-Api-Key");
+      String ip = request.get().getRemoteAddr();
+      List<Future<Long>> incrs =
+          List.of(
+              client.asyncIncr("k:" + key + ":60000:" + now / 60_000, 1L, 1L, 120),
+              client.asyncIncr("k:" + key + ":1000:" + now / 1_000, 1L, 1L, 2),
+              client.asyncIncr("i:" + ip + ":60000:" + now / 60_000, 1L, 1L, 120));
+      try {
+        for (Future<Long> f : incrs) {
+          f.get(50, TimeUnit.MILLISECONDS);
+        }
+      } catch (Exception e) {
+        // As a limiter failing open: the request goes on.
+      }
+    }
+  }
+
+  /**
+   * A JAX-RS filter over Bucket4j as its documentation describes: a bucket per API key with both
+   * tiers as bandwidths, one per address, {@code X-RateLimit-Limit} and {@code -Remaining} on every
+   * response, 429 with {@code Retry-After} when a bucket is empty.
+   */
+  public static final class Bucket4jFilter
+      implements ContainerRequestFilter, ContainerResponseFilter {
+    private static final long KEY_MINUTE = 100_000_000;
+    private static final long KEY_SECOND = 10_000_000;
+    private static final long IP_MINUTE = 1_000_000_000;
+    private static final String REMAINING = "bucket4j.remaining";
+    private static final Map<String, Bucket> KEYS = new ConcurrentHashMap<>();
+    private static final Map<String, Bucket> ADDRESSES = new ConcurrentHashMap<>();
+
+    @Inject private Provider<org.glassfish.grizzly.http.server.Request> request;
+
+    private static Bandwidth limit(long n, Duration period) {
+      return Bandwidth.builder().capacity(n).refillGreedy(n, period).build();
+    }
+
+    @Override
+    public void filter(ContainerRequestContext ctx) {
+      String key = ctx.getHeaderString("X-Api-Key");
+      String ip = request.get().getRemoteAddr();
+      Bucket byKey =
+          KEYS.computeIfAbsent(
+              key,
+              k ->
+                  Bucket.builder()
+                      .addLimit(limit(KEY_MINUTE, Duration.ofMinutes(1)))
+                      .addLimit(limit(KEY_SECOND, Duration.ofSeconds(1)))
+                      .build());
+      Bucket byIp =
+          ADDRESSES.computeIfAbsent(
+              ip, k -> Bucket.builder().addLimit(limit(IP_MINUTE, Duration.ofMinutes(1))).build());
+      ConsumptionProbe p = byKey.tryConsumeAndReturnRemaining(1);
+      ConsumptionProbe q = p.isConsumed() ? byIp.tryConsumeAndReturnRemaining(1) : p;
+      if (!q.isConsumed()) {
+        long retry = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(q.getNanosToWaitForRefill()) + 1);
+        ctx.abortWith(
+            Response.status(429)
+                .header("Retry-After", retry)
+                .header("X-RateLimit-Limit", KEY_SECOND)
+                .header("X-RateLimit-Remaining", 0)
+                .build());
+        return;
+      }
+      ctx.setProperty(REMAINING, p.getRemainingTokens());
+    }
+
+    @Override
+    public void filter(ContainerRequestContext req, ContainerResponseContext res) {
+      Object remaining = req.getProperty(REMAINING);
+      if (remaining != null) {
+        res.getHeaders().add("X-RateLimit-Limit", KEY_SECOND);
+        res.getHeaders().add("X-RateLimit-Remaining", remaining);
+      }
+    }
+  }
+}
