@@ -144,31 +144,36 @@ for r in $(seq "$ROUNDS"); do
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
     m=$(measure "$cmd")
     echo "  $m (requests/s, p50 ms, p99 ms, non-2xx)" >&2
-    echo "$i|$group|$name|$m" >>"$RESULTS"
+    echo "$i|$group|$name|$m|$r" >>"$RESULTS"
   done
 done
 
 echo
-echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds (median; each round's requests/s in brackets), $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)."
+echo "Medians over the rounds; a ratio is taken within each round (the row against its server's"
+echo "first row, Sluice off, measured minutes apart at most), then its median; each round's"
+echo "requests/s in brackets."
 echo
-echo "| server | requests/s | p50 | p99 | × off (requests/s) | × off (p99) | non-2xx |"
+echo "| server | requests/s | p50 | p99 | × off, requests/s | × off, p99 | non-2xx |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-sort -t'|' -k1,1n "$RESULTS" | awk -F'|' '
-  function median(list, n,   a, i, j, t) {
+sort -t'|' -k1,1n -k5,5n "$RESULTS" | awk -F'|' '
+  function median(list,   a, i, j, t, n) {
     n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   {
     split($4, m, " ")
-    key = $1; name[key] = $3; group[key] = $2
-    rps[key] = rps[key] " " m[1]; p50[key] = p50[key] " " m[2]; p99[key] = p99[key] " " m[3]
+    key = $1; round = $5; name[key] = $3; g = $2
+    if (!(g in first)) first[g] = key
+    if (first[g] == key) { offr[g, round] = m[1]; offl[g, round] = m[3] }
+    rps[key] = rps[key] " " sprintf("%.0f", m[1]); p50[key] = p50[key] " " m[2]; p99[key] = p99[key] " " m[3]
+    rr[key] = rr[key] " " m[1] / offr[g, round]; lr[key] = lr[key] " " m[3] / offl[g, round]
     bad[key] += m[4]; if (!(key in seen)) { order[++n] = key; seen[key] = 1 }
   }
   END {
     for (k = 1; k <= n; k++) {
-      key = order[k]; r = median(rps[key]); l = median(p99[key])
-      if (!(group[key] in offr)) { offr[group[key]] = r; offl[group[key]] = l }
-      printf "| %s | %.0f [%s ] | %.2f ms | %.2f ms | %.2f | %.2f | %d |\n", name[key], r, rps[key], median(p50[key]), l, r / offr[group[key]], l / offl[group[key]], bad[key]
+      key = order[k]
+      printf "| %s | %.0f [%s ] | %.2f ms | %.2f ms | %.2f | %.2f | %d |\n", name[key], median(rps[key]), rps[key], median(p50[key]), median(p99[key]), median(rr[key]), median(lr[key]), bad[key]
     }
   }'

@@ -132,4 +132,28 @@ public class MemcachedDecisionBenchmark {
   public long rawIncr(Cursor c) throws Exception {
     return raw.asyncIncr("raw:" + key(c), 1L, 1L, 60).get(1, TimeUnit.SECONDS);
   }
+
+  /** The floor of {@link #sluiceDecision}: its two incrs, queued together (one round trip). */
+  @Benchmark
+  public long rawIncrs2(Cursor c) throws Exception {
+    return rawIncrs(key(c), 2);
+  }
+
+  /** The floor of {@link #sluiceThreeTiers}: three incrs in one round trip. */
+  @Benchmark
+  public long rawIncrs3(Cursor c) throws Exception {
+    return rawIncrs(key(c), 3);
+  }
+
+  private long rawIncrs(String key, int k) throws Exception {
+    java.util.List<java.util.concurrent.Future<Long>> sent = new java.util.ArrayList<>(k);
+    for (int i = 0; i < k; i++) {
+      sent.add(raw.asyncIncr("raw" + i + ":" + key, 1L, 1L, 60));
+    }
+    long sum = 0;
+    for (java.util.concurrent.Future<Long> f : sent) {
+      sum += f.get(1, TimeUnit.SECONDS);
+    }
+    return sum;
+  }
 }

@@ -231,7 +231,7 @@ public final class WrkServer {
 
   /**
    * A JAX-RS filter over Bucket4j as its documentation describes: a bucket per API key with both
-   * tiers as bandwidths, one per address, {@code X-RateLimit-Limit} and {@code -Remaining} on every
+   * tiers as bandwidths, one per address, the same six rate-limit headers as Sluice on every
    * response, 429 with {@code Retry-After} when a bucket is empty.
    */
   public static final class Bucket4jFilter
@@ -239,7 +239,7 @@ public final class WrkServer {
     private static final long KEY_MINUTE = 100_000_000;
     private static final long KEY_SECOND = 10_000_000;
     private static final long IP_MINUTE = 1_000_000_000;
-    private static final String REMAINING = "bucket4j.remaining";
+    private static final String HEADERS = "bucket4j.headers";
     private static final Map<String, Bucket> KEYS = new ConcurrentHashMap<>();
     private static final Map<String, Bucket> ADDRESSES = new ConcurrentHashMap<>();
 
@@ -268,23 +268,39 @@ public final class WrkServer {
       ConsumptionProbe q = p.isConsumed() ? byIp.tryConsumeAndReturnRemaining(1) : p;
       if (!q.isConsumed()) {
         long retry = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(q.getNanosToWaitForRefill()) + 1);
-        ctx.abortWith(
-            Response.status(429)
-                .header("Retry-After", retry)
-                .header("X-RateLimit-Limit", KEY_SECOND)
-                .header("X-RateLimit-Remaining", 0)
-                .build());
+        Response.ResponseBuilder r = Response.status(429).header("Retry-After", retry);
+        headers(q).forEach(r::header);
+        ctx.abortWith(r.build());
         return;
       }
-      ctx.setProperty(REMAINING, p.getRemainingTokens());
+      ctx.setProperty(HEADERS, headers(p));
+    }
+
+    /**
+     * The headers Sluice writes, from the key's bucket: the tightest tier (1 s) as X-RateLimit, and
+     * both tiers in the IETF fields.
+     */
+    private static Map<String, String> headers(ConsumptionProbe p) {
+      long remaining = p.getRemainingTokens();
+      long resetSeconds =
+          Math.max(1, TimeUnit.NANOSECONDS.toSeconds(p.getNanosToWaitForReset()) + 1);
+      Map<String, String> h = new java.util.LinkedHashMap<>(8);
+      h.put("X-RateLimit-Limit", Long.toString(KEY_SECOND));
+      h.put("X-RateLimit-Remaining", Long.toString(remaining));
+      h.put("X-RateLimit-Used", Long.toString(KEY_SECOND - remaining));
+      h.put("X-RateLimit-Reset", Long.toString(resetSeconds));
+      h.put(
+          "RateLimit-Policy",
+          "\"per-key-1m\";q=" + KEY_MINUTE + ";w=60, \"per-key-1s\";q=" + KEY_SECOND + ";w=1");
+      h.put("RateLimit", "\"per-key-1s\";r=" + remaining + ";t=" + resetSeconds);
+      return h;
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public void filter(ContainerRequestContext req, ContainerResponseContext res) {
-      Object remaining = req.getProperty(REMAINING);
-      if (remaining != null) {
-        res.getHeaders().add("X-RateLimit-Limit", KEY_SECOND);
-        res.getHeaders().add("X-RateLimit-Remaining", remaining);
+      if (req.getProperty(HEADERS) instanceof Map<?, ?> h) {
+        ((Map<String, String>) h).forEach((name, value) -> res.getHeaders().add(name, value));
       }
     }
   }
