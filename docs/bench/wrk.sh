@@ -6,11 +6,13 @@
 #   docs/bench/wrk.sh                 # every row, 3 rounds of 10 s (about 12 minutes)
 #   ROUNDS=1 DURATION=5s docs/bench/wrk.sh demo   # one group: demo, grizzly or tomcat
 #
-# Rows: the demo (Jersey on Grizzly) off, in memory and on memcached; a bare Jersey server off,
-# with Sluice in memory, with Bucket4j (a JAX-RS filter over a bucket per key), with the memcached
-# floor (the same three incrs sent straight through spymemcached in one round trip) and with
-# Sluice on memcached; Tomcat with a plain servlet, off and behind SluiceFilter. memcached runs on
-# the same machine. Prints a Markdown table; the ratio is to the same server with Sluice off.
+# Rows: the demo (Jersey on Grizzly) off, in memory and on memcached, each its own JVM; a bare
+# Jersey server off, with Sluice in memory, with Bucket4j (a JAX-RS filter over a bucket per key,
+# writing the same headers), with the memcached floor (the same three incrs sent straight through
+# spymemcached in one round trip) and with Sluice on memcached, all in one JVM on five ports (so
+# JIT luck is shared); Tomcat with a plain servlet, off and behind SluiceFilter, likewise. memcached
+# runs on the same machine. Prints a Markdown table; the ratio is to the same server with Sluice
+# off, measured in the same round.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -78,33 +80,40 @@ memcached -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 256 -t 2 "${MC_USER[@]}" &
 PIDS+=($!)
 MC="127.0.0.1:$MC_PORT"
 
-# row name | server group | command
+# row name | group | port | command, or "shared" for a port of the group's one server
 rows() {
   local g
   for g in $GROUPS_WANTED; do
     case $g in
       demo)
-        echo "demo: Sluice off (rules: [])|demo|java -jar $DEMO_JAR --port $PORT --rules $WORK/off.yaml"
-        echo "demo: Sluice in memory|demo|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml"
-        echo "demo: Sluice on memcached|demo|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml --memcached $MC"
+        echo "demo: Sluice off (rules: [])|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/off.yaml"
+        echo "demo: Sluice in memory|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml"
+        echo "demo: Sluice on memcached|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml --memcached $MC"
         ;;
       grizzly)
-        local s="java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $PORT"
-        echo "Jersey on Grizzly: off|grizzly|$s --mode off"
-        echo "Jersey on Grizzly: Sluice in memory|grizzly|$s --mode sluice --rules $WORK/on.yaml"
-        echo "Jersey on Grizzly: Bucket4j filter (peer)|grizzly|$s --mode bucket4j"
-        echo "Jersey on Grizzly: memcached floor (3 raw incrs)|grizzly|$s --mode floor --memcached $MC"
-        echo "Jersey on Grizzly: Sluice on memcached|grizzly|$s --mode sluice --rules $WORK/on.yaml --memcached $MC"
+        echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
+        echo "Jersey on Grizzly: Sluice in memory|grizzly|$((PORT + 11))|shared"
+        echo "Jersey on Grizzly: Bucket4j filter (peer)|grizzly|$((PORT + 12))|shared"
+        echo "Jersey on Grizzly: memcached floor (3 raw incrs)|grizzly|$((PORT + 13))|shared"
+        echo "Jersey on Grizzly: Sluice on memcached|grizzly|$((PORT + 14))|shared"
         ;;
       tomcat)
-        local t="java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $PORT"
-        echo "servlet on Tomcat: off|tomcat|$t --mode off"
-        echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$t --mode sluice --rules $WORK/on.yaml"
-        echo "servlet on Tomcat: SluiceFilter on memcached|tomcat|$t --mode sluice --rules $WORK/on.yaml --memcached $MC"
+        echo "servlet on Tomcat: off|tomcat|$((PORT + 20))|shared"
+        echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$((PORT + 21))|shared"
+        echo "servlet on Tomcat: SluiceFilter on memcached|tomcat|$((PORT + 22))|shared"
         ;;
       *) echo "unknown group: $g (demo, grizzly, tomcat)" >&2; exit 2 ;;
     esac
   done
+}
+
+# The groups whose servers share one JVM (one port per mode): started once, warmed up once.
+shared_server() {
+  local group=$1
+  case $group in
+    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice,bucket4j,floor,sluice-memcached" ;;
+    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice,sluice-memcached" ;;
+  esac
 }
 
 # wrk's latency with its unit, in milliseconds
@@ -115,34 +124,68 @@ to_ms() {
     printf "%.2f", n }'
 }
 
-measure() { # command -> "rps p50 p99 non2xx"
-  local cmd=$1 pid out rps p50 p99 bad
+await_port() {
+  for _ in $(seq 200); do
+    curl -s -o /dev/null -H 'X-Api-Key: probe' "http://127.0.0.1:$1/api/v1/report" && return
+    sleep 0.2
+  done
+  echo "nothing answers on port $1" >&2
+  exit 1
+}
+
+load() { # port duration [--latency]
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" ${3:-} -s "$WORK/keys.lua" "http://127.0.0.1:$1"
+}
+
+result() { # wrk output -> "rps p50 p99 non2xx"
+  local out=$1 bad
+  bad=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+  echo "$(echo "$out" | awk '/Requests\/sec/ {print $2}')" \
+    "$(to_ms "$(echo "$out" | awk '$1 == "50%" {print $2}')")" \
+    "$(to_ms "$(echo "$out" | awk '$1 == "99%" {print $2}')")" "${bad:-0}"
+}
+
+measure() { # port command-or-shared -> "rps p50 p99 non2xx"
+  local port=$1 cmd=$2 pid out
+  if [ "$cmd" = shared ]; then
+    load "$port" 2s >/dev/null
+    result "$(load "$port" "$DURATION" --latency)"
+    return
+  fi
   $cmd >"$WORK/server.log" 2>&1 &
   pid=$!
   PIDS+=("$pid")
-  for _ in $(seq 150); do
-    curl -s -o /dev/null -H 'X-Api-Key: probe' "http://127.0.0.1:$PORT/api/v1/report" && break
-    sleep 0.2
-  done
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$WARMUP" -s "$WORK/keys.lua" "http://127.0.0.1:$PORT" >/dev/null
-  out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/keys.lua" "http://127.0.0.1:$PORT")
+  await_port "$port"
+  load "$port" "$WARMUP" >/dev/null
+  out=$(load "$port" "$DURATION" --latency)
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(to_ms "$(echo "$out" | awk '$1 == "50%" {print $2}')")
-  p99=$(to_ms "$(echo "$out" | awk '$1 == "99%" {print $2}')")
-  bad=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
-  echo "$rps $p50 $p99 ${bad:-0}"
+  result "$out"
 }
 
 mapfile -t ROWS < <(rows)
+for g in $GROUPS_WANTED; do
+  cmd=$(shared_server "$g")
+  [ -z "$cmd" ] && continue
+  echo "starting the $g servers (one JVM) and warming each up for $WARMUP…" >&2
+  $cmd >"$WORK/$g.log" 2>&1 &
+  PIDS+=($!)
+  for row in "${ROWS[@]}"; do
+    IFS='|' read -r name group port cmd <<<"$row"
+    if [ "$group" = "$g" ]; then
+      await_port "$port"
+      load "$port" "$WARMUP" >/dev/null
+    fi
+  done
+done
+
 RESULTS="$WORK/results"
 : >"$RESULTS"
 for r in $(seq "$ROUNDS"); do
   for i in "${!ROWS[@]}"; do
-    IFS='|' read -r name group cmd <<<"${ROWS[$i]}"
+    IFS='|' read -r name group port cmd <<<"${ROWS[$i]}"
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
-    m=$(measure "$cmd")
+    m=$(measure "$port" "$cmd")
     echo "  $m (requests/s, p50 ms, p99 ms, non-2xx)" >&2
     echo "$i|$group|$name|$m|$r" >>"$RESULTS"
   done

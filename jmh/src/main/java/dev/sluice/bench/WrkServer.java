@@ -82,17 +82,25 @@ public final class WrkServer {
       o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
     }
     int port = Integer.parseInt(o.getOrDefault("port", "18080"));
-    String mode = o.getOrDefault("mode", "off");
     String container = o.getOrDefault("container", "grizzly");
     String memcached = o.get("memcached");
     java.nio.file.Path rules =
         o.containsKey("rules") ? java.nio.file.Path.of(o.get("rules")) : null;
-    if (container.equals("tomcat")) {
-      tomcat(port, mode, rules, memcached);
-    } else {
-      grizzly(port, mode, rules, memcached);
+    // Several modes share one JVM, one port each from --port up: they share the JIT's work, so
+    // their figures differ by what each mode does, not by how one JVM's compilation went.
+    String[] modes = o.getOrDefault("modes", o.getOrDefault("mode", "off")).split(",", -1);
+    for (int i = 0; i < modes.length; i++) {
+      String mode = modes[i];
+      boolean onMemcached = mode.endsWith("-memcached");
+      String base = onMemcached ? mode.substring(0, mode.length() - "-memcached".length()) : mode;
+      String servers = onMemcached || base.equals("floor") ? memcached : null;
+      if (container.equals("tomcat")) {
+        tomcat(port + i, base, rules, servers);
+      } else {
+        grizzly(port + i, base, rules, servers);
+      }
+      System.out.println("ready: " + container + " " + mode + " on " + (port + i));
     }
-    System.out.println("ready: " + container + " " + mode + " on " + port);
     Thread.currentThread().join();
   }
 
