@@ -175,6 +175,21 @@ final class Evaluator {
     }
     localStarted(now, e);
     boolean unconfirmed = StoreTimeoutException.in(e);
+    if (unconfirmed) {
+      // The slots of the policies left out (the fleet's shedder, a concurrency rule that allows)
+      // may still be counted late, and no release will come: given back now, behind the increment
+      // on the same connection.
+      List<CounterUpdate> dropped = new ArrayList<>(0);
+      for (int i = 0; i < call.size(); i++) {
+        Call.Counter c = call.counter(i);
+        if (c.entry.policy.local == null && c.limit.heldUntilReleased()) {
+          dropped.add(update(call, i));
+        }
+      }
+      if (!dropped.isEmpty()) {
+        refund(call, dropped, store);
+      }
+    }
     call.clear();
     for (int i = 0; i < k; i++) {
       call.add(local[i], identities[i]);
@@ -268,18 +283,22 @@ final class Evaluator {
     for (int i = 0; i < call.size(); i++) {
       Call.Counter c = call.counter(i);
       if (!shadowFailedOnly || c.entry.shadowFailed) {
-        out.add(
-            new CounterUpdate(
-                call.rule(i),
-                call.identity(i),
-                call.periodMillis(i),
-                c.window,
-                call.delta(i),
-                call.floor(i),
-                call.released(i)));
+        out.add(update(call, i));
       }
     }
     return out;
+  }
+
+  /** Counter {@code i} of the call as an update. */
+  private static CounterUpdate update(Call call, int i) {
+    return new CounterUpdate(
+        call.rule(i),
+        call.identity(i),
+        call.periodMillis(i),
+        call.window(i),
+        call.delta(i),
+        call.floor(i),
+        call.released(i));
   }
 
   private void refund(Call call, List<CounterUpdate> updates, CounterStore counted) {

@@ -233,6 +233,25 @@ class LocalOnStoreFailureTest {
   }
 
   @Test
+  void theSlotOfARuleThatAllowsIsGivenBackWhenItsIncrementMayLandLate() {
+    FakeClock clock = new FakeClock();
+    ReferenceCounterStore store = new ReferenceCounterStore();
+    Rule inFlight =
+        Rule.builder("in-flight").path("/api/**").key("ip").concurrency(100, PERIOD).build();
+    RequestLimiter l = limiter(store, clock, rule(Algorithm.FIXED_WINDOW, 10, 1), inFlight);
+    store.applyThenFail(new StoreTimeoutException("timed out"));
+    Outcome out = new Outcome();
+    assertTrue(l.decide(request("k"), out));
+    assertEquals(StoreStatus.LOCAL, out.storeStatus());
+    long window = clock.millis() / PERIOD.toMillis();
+    assertEquals(
+        0,
+        store.count(
+            "in-flight", KeySource.parse("ip").prefix() + "192.0.2.1", PERIOD.toMillis(), window),
+        "the late slot of the rule left out is given back at once (no release will come)");
+  }
+
+  @Test
   void twoLayerCountingTakesNoLocalSetting() {
     Rule.Builder b =
         Rule.builder("r")
