@@ -96,7 +96,14 @@ public final class Outcome {
     this.priorityClass = o.priorityClass;
     this.now = o.now;
     this.frozen = List.copyOf(o.quotas());
+    this.frozenIetfPolicy = o.ietfPolicy();
+    this.frozenIetfState = o.ietfState();
   }
+
+  /** The IETF fields of a copy, as its original wrote them; null while the call reports them. */
+  private String frozenIetfPolicy;
+
+  private String frozenIetfState;
 
   /** An immutable copy, quotas included. */
   Outcome copy() {
@@ -242,11 +249,15 @@ public final class Outcome {
   }
 
   /**
-   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones left out, or
-   * empty when there are none. Each tier's item is built once per policy, and the joined value is
-   * kept while the same policies apply, so a filter that reuses its outcome builds it once.
+   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones and the
+   * fleet's load shedder left out, or empty when there are none. Each tier's item is built once per
+   * policy, and the joined value is kept while the same policies apply, so a filter that reuses its
+   * outcome builds it once.
    */
   public String ietfPolicy() {
+    if (frozenIetfPolicy != null) {
+      return frozenIetfPolicy;
+    }
     if (scope != Scope.ALL || call == null) {
       return ietfFromQuotas(true);
     }
@@ -266,7 +277,8 @@ public final class Outcome {
       Call.Counter c = call.counter(i);
       policies[i] = c.entry.policy;
       tiers[i] = c.tier;
-      if (!c.entry.policy.shadow) {
+      // A shadow policy limits nobody; the fleet's shedder is no client's quota.
+      if (!c.entry.policy.shadow && !c.entry.policy.shedding) {
         if (sb.length() > 0) {
           sb.append(", ");
         }
@@ -284,6 +296,9 @@ public final class Outcome {
    * its count is back to zero; empty when there are none.
    */
   public String ietfState() {
+    if (frozenIetfState != null) {
+      return frozenIetfState;
+    }
     if (scope != Scope.ALL || call == null) {
       return ietfFromQuotas(false);
     }
@@ -291,7 +306,7 @@ public final class Outcome {
     for (int i = 0; i < call.size(); i++) {
       Call.Counter c = call.counter(i);
       Policy p = c.entry.policy;
-      if (p.shadow) {
+      if (p.shadow || p.shedding) {
         continue;
       }
       if (sb.length() > 0) {

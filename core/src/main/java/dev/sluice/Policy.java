@@ -248,9 +248,17 @@ public final class Policy {
     return "\"" + sfString(severalTiers ? id + "-" + tier.periodText() : id) + "\"";
   }
 
-  /** A tier's {@code RateLimit-Policy} item: {@code "name";q=limit;w=seconds}. */
+  /**
+   * A tier's {@code RateLimit-Policy} item, {@code "name";q=quota;w=seconds}: a window's limit and
+   * period, or a token bucket's burst and the time an empty bucket takes to fill (so that {@code q}
+   * agrees with {@code X-RateLimit-Limit}).
+   */
   static String ietfItem(String name, Tier tier) {
-    return name + ";q=" + tier.limit() + ";w=" + ceilSeconds(tier.periodMillis());
+    long fillMillis =
+        tier.burst() == tier.limit()
+            ? tier.periodMillis()
+            : (long) Math.ceil((double) tier.burst() * tier.periodMillis() / tier.limit());
+    return name + ";q=" + tier.burst() + ";w=" + ceilSeconds(fillMillis);
   }
 
   /** Appends a tier's {@code RateLimit} item: {@code "name";r=remaining;t=seconds}. */

@@ -116,6 +116,25 @@ public final class RateLimitHeaders {
     return Math.max(1, seconds(d.retryAfterMillis()));
   }
 
+  /**
+   * The start of a 429's problem document: the problem type the RateLimit draft registers for a
+   * client over its quota.
+   */
+  private static final String QUOTA_EXCEEDED =
+      "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+          + "\"title\":\"Quota Exceeded\",\"status\":429";
+
+  /**
+   * The draft's {@code violated-policies} member: the binding quota's name as {@code
+   * RateLimit-Policy} writes it (the rule id, with the period when the rule has several tiers).
+   */
+  private static String violated(Outcome d) {
+    String id = d.policy();
+    String withPeriod = id + "-" + d.tier().periodText();
+    String name = d.ietfPolicy().contains("\"" + withPeriod + "\"") ? withPeriod : id;
+    return ",\"violated-policies\":[\"" + json(name) + "\"]";
+  }
+
   /** An RFC 9457 problem document for a rejected decision. */
   public static String problem(Decision d) {
     return problem(d.outcome());
@@ -153,7 +172,9 @@ public final class RateLimitHeaders {
           + "}";
     }
     if (d.algorithm() == dev.sluice.Algorithm.CONCURRENCY) {
-      return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+      return QUOTA_EXCEEDED
+          + violated(d)
+          + ","
           + "\"detail\":\"Concurrency limit of "
           + d.limit()
           + " requests in flight reached for policy "
@@ -169,7 +190,9 @@ public final class RateLimitHeaders {
           + "}";
     }
     if (d.algorithm() == dev.sluice.Algorithm.TOKEN_BUCKET) {
-      return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+      return QUOTA_EXCEEDED
+          + violated(d)
+          + ","
           + "\"detail\":\"Token bucket of "
           + d.limit()
           + " (refilled at "
@@ -192,7 +215,9 @@ public final class RateLimitHeaders {
           + retry
           + "}";
     }
-    return "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+    return QUOTA_EXCEEDED
+        + violated(d)
+        + ","
         + "\"detail\":\"Rate limit of "
         + d.limit()
         + " per "

@@ -230,6 +230,16 @@ public final class Rule {
       if (id.isBlank()) {
         throw new IllegalArgumentException("id must not be empty");
       }
+      for (int i = 0; i < id.length(); i++) {
+        char c = id.charAt(i);
+        if (c < 0x20 || c > 0x7e) {
+          throw new IllegalArgumentException(
+              String.format(
+                  "id '%s': printable ASCII only (found U+%04X): it names the rule in the"
+                      + " RateLimit headers, which carry nothing else",
+                  id, (int) c));
+        }
+      }
       this.id = id;
     }
 

@@ -74,6 +74,12 @@ class LoadSheddingTest {
       assertEquals("reads", out.priorityClass());
       assertEquals(
           "per-ip", out.policy(), "the headers describe the client's quota, not the fleet");
+      assertEquals("\"per-ip\";q=1000;w=60", out.ietfPolicy(), "the fleet's count is no quota");
+      assertFalse(out.ietfState().contains("load-shedding"), out.ietfState());
+      assertEquals(
+          "\"per-ip\";q=1000;w=60",
+          out.toDecision().orElseThrow().outcome().ietfPolicy(),
+          "nor in a decision's copy");
     }
     Slots refused = enter(l, read(), out);
     assertFalse(out.allowed());

@@ -59,10 +59,37 @@ class RateLimitHeadersTest {
     assertEquals(String.valueOf((clock.millis() + 8_800 + 999) / 1000), h.get("X-RateLimit-Reset"));
     assertEquals(429, RateLimitHeaders.status(d));
     assertEquals(
-        "{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+        "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\","
+            + "\"title\":\"Quota Exceeded\",\"status\":429,"
+            + "\"violated-policies\":[\"get-product-10s\"],"
             + "\"detail\":\"Rate limit of 2 per 10s exceeded for policy get-product; retry after 9 s.\","
             + "\"policy\":\"get-product\",\"limit\":2,\"window\":10,\"retryAfter\":9}",
         RateLimitHeaders.problem(d));
+  }
+
+  @Test
+  void aTokenBucketsPolicyStatesItsBurstAndTheTimeToRefillIt() {
+    RateLimiter bucket =
+        RateLimiter.tokenBucket(new ReferenceCounterStore())
+            .id("search")
+            .tier(60, Duration.ofMinutes(1), 5)
+            .clock(clock)
+            .build();
+    Map<String, String> h = headers(bucket.tryAcquire("k"), ResetFormat.DELTA_SECONDS);
+    assertEquals("5", h.get("X-RateLimit-Limit"));
+    assertEquals(
+        "\"search\";q=5;w=5",
+        h.get("RateLimit-Policy"),
+        "5 tokens, refilled in 5 s at 60 a minute");
+  }
+
+  @Test
+  void aRuleIdThatNoHeaderCouldCarryIsRefusedWhenTheRuleIsBuilt() {
+    IllegalArgumentException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> Rule.builder("caf\u00e9"));
+    assertTrue(e.getMessage().contains("U+00E9"), e.getMessage());
+    Rule.builder("get \"quoted\" \\ path");
   }
 
   @Test
