@@ -247,38 +247,37 @@ class LocalFleetTest {
         "the fleet's limit, not three shares: " + storeAdmitted);
   }
 
-  @Test
-  void killedUnderLoadEachInstanceAdmitsItsShareAndRestartedTheLimitIsSharedAgain()
-      throws Exception {
+  /**
+   * Under background load, {@code fault} hits memcached; each instance then gets {@code SHARE + 5}
+   * requests for one key before {@code heal}; each must admit exactly its share.
+   */
+  private Outage outage(String scenario, Runnable fault, Runnable heal) throws Exception {
     int perInstance = SHARE + 5;
     Outage o;
     try (Background load = new Background()) {
       Thread.sleep(300); // the load runs before the fault
-      memcached.kill();
+      fault.run();
       try {
-        o = during("killed-" + UUID.randomUUID(), perInstance);
+        o = during("outage-" + UUID.randomUUID(), perInstance);
       } finally {
-        memcached.restart();
+        heal.run();
       }
     }
-    assertShare("memcached killed (SIGKILL) under load", o, perInstance);
+    assertShare(scenario, o, perInstance);
+    return o;
+  }
+
+  @Test
+  void killedUnderLoadEachInstanceAdmitsItsShareAndRestartedTheLimitIsSharedAgain()
+      throws Exception {
+    outage("memcached killed (SIGKILL) under load", memcached::kill, memcached::restart);
     assertSharedAgain();
   }
 
   @Test
   void stalledUnderLoadEachDecisionWaitsAtMostTheTimeoutAndAdmitsTheShare() throws Exception {
-    int perInstance = SHARE + 5;
-    Outage o;
-    try (Background load = new Background()) {
-      Thread.sleep(300); // the load runs before the fault
-      memcached.stall();
-      try {
-        o = during("stalled-" + UUID.randomUUID(), perInstance);
-      } finally {
-        memcached.resume();
-      }
-    }
-    assertShare("memcached stalled (SIGSTOP) under load", o, perInstance);
+    Outage o =
+        outage("memcached stalled (SIGSTOP) under load", memcached::stall, memcached::resume);
     assertTrue(
         o.worstMillis() <= TIMEOUT_MILLIS + MARGIN_MILLIS,
         "a request waited " + o.worstMillis() + " ms; timeout " + TIMEOUT_MILLIS + " ms");

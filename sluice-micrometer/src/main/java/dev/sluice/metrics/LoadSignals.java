@@ -19,12 +19,12 @@ import java.util.Objects;
 import java.util.function.DoubleSupplier;
 
 /**
- * Load signals for a {@link dev.sluice.Governor}: a Micrometer gauge, or a Prometheus query. Each
- * read that cannot give one number throws, and the governor then leaves the rate where it is.
+ * Load signals for a {@link dev.sluice.Governor}: a Micrometer gauge, or a Prometheus query (which
+ * needs {@code com.fasterxml.jackson.core:jackson-core} on the class path, an optional dependency
+ * of this module). Each read that cannot give one number throws, and the governor then leaves the
+ * rate where it is.
  */
 public final class LoadSignals {
-
-  private static final JsonFactory JSON = new JsonFactory();
 
   private LoadSignals() {}
 
@@ -81,41 +81,53 @@ public final class LoadSignals {
 
   /** The sample values of an instant-query answer: {@code data.result[*].value[1]}. */
   static List<String> values(byte[] json) {
-    List<String> out = new ArrayList<>();
-    try (JsonParser p = JSON.createParser(json)) {
-      int depth = 0;
-      boolean inValue = false;
-      int index = 0;
-      for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
-        switch (t) {
-          case START_OBJECT, START_ARRAY -> {
-            depth++;
-            if (t == JsonToken.START_ARRAY && "value".equals(p.currentName())) {
-              inValue = true;
-              index = 0;
+    return PrometheusAnswer.values(json);
+  }
+
+  /**
+   * Reads Prometheus's JSON with jackson-core, an optional dependency: only a Prometheus signal
+   * loads this class, so a Micrometer gauge needs no JSON library.
+   */
+  private static final class PrometheusAnswer {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    static List<String> values(byte[] json) {
+      List<String> out = new ArrayList<>();
+      try (JsonParser p = JSON.createParser(json)) {
+        int depth = 0;
+        boolean inValue = false;
+        int index = 0;
+        for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+          switch (t) {
+            case START_OBJECT, START_ARRAY -> {
+              depth++;
+              if (t == JsonToken.START_ARRAY && "value".equals(p.currentName())) {
+                inValue = true;
+                index = 0;
+              }
             }
-          }
-          case END_OBJECT, END_ARRAY -> {
-            depth--;
-            if (t == JsonToken.END_ARRAY) {
-              inValue = false;
+            case END_OBJECT, END_ARRAY -> {
+              depth--;
+              if (t == JsonToken.END_ARRAY) {
+                inValue = false;
+              }
             }
-          }
-          case VALUE_STRING, VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
-            if (inValue && index++ == 1) {
-              out.add(p.getText());
+            case VALUE_STRING, VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
+              if (inValue && index++ == 1) {
+                out.add(p.getText());
+              }
             }
+            default -> {}
           }
-          default -> {}
         }
+        if (depth != 0) {
+          throw new IllegalStateException("prometheus's answer was cut short");
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("prometheus's answer is not JSON: " + snippet(json), e);
       }
-      if (depth != 0) {
-        throw new IllegalStateException("prometheus's answer was cut short");
-      }
-    } catch (IOException e) {
-      throw new IllegalStateException("prometheus's answer is not JSON: " + snippet(json), e);
+      return out;
     }
-    return out;
   }
 
   private static String snippet(byte[] body) {

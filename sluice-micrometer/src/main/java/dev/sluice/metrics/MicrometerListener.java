@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
  * {@code sluice.shed} tagged {@code class} (the priority class) and {@code shedder} ({@code
  * fleet-usage}, {@code worker-utilization}), counts decisions made in this instance's memory while
  * the store failed ({@code onStoreFailure: local}) as {@code sluice.decisions.local} tagged {@code
- * rule}, and times store calls as {@code sluice.store.calls}. Needs micrometer-core on the class
- * path (an optional dependency of this module). Thread-safe.
+ * rule}, and times store calls as {@code sluice.store.calls}. micrometer-core comes with this
+ * module. Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
 
