@@ -102,6 +102,13 @@ class AdaptersTest {
 
   /** Jersey at /app/v1/* with the feature; {@code quotas} lets a test make the limiter throw. */
   private int jersey(QuotaResolver quotas) throws IOException {
+    return jersey(quotas, ServletContainer::new);
+  }
+
+  /** As {@link #jersey(QuotaResolver)}, hosted by the servlet {@code container} makes. */
+  private int jersey(
+      QuotaResolver quotas, java.util.function.Function<ResourceConfig, ServletContainer> container)
+      throws IOException {
     SluiceFeature feature =
         SluiceFeature.builder(InMemoryCounterStore.create())
             .clock(clock)
@@ -111,7 +118,7 @@ class AdaptersTest {
     WebappContext app = new WebappContext("jersey", "/app");
     app.addServlet(
             "jersey",
-            new ServletContainer(
+            container.apply(
                 new ResourceConfig(Api.class)
                     .register(feature)
                     .property("jersey.config.server.wadl.disableWadl", true)))
@@ -185,6 +192,26 @@ class AdaptersTest {
     statuses.add(raw(port, "GET", "/app/v1/api/hello", client));
     statuses.add(raw(port, method, spelling, client));
     return statuses;
+  }
+
+  /**
+   * Dropwizard (and others) host Jersey in their own subclass of its {@code ServletContainer}: the
+   * feature still finds the client's address there, and a rule keyed on it limits.
+   */
+  @Test
+  void aSubclassOfJerseysServletContainerIsAServletContainer() throws Exception {
+    int port =
+        jersey(
+            QuotaResolver.NONE,
+            rc ->
+                new ServletContainer(rc) {
+                  private static final long serialVersionUID = 1L;
+                });
+    for (int i = 0; i < 3; i++) {
+      assertEquals(200, raw(port, "GET", "/app/v1/api/hello", "198.51.100.200"));
+    }
+    assertEquals(429, raw(port, "GET", "/app/v1/api/hello", "198.51.100.200"), "keyed on ip");
+    assertEquals(200, raw(port, "GET", "/app/v1/api/hello", "198.51.100.201"), "another client");
   }
 
   @Test

@@ -37,16 +37,22 @@ final class ContainerAccess implements ContainerLifecycleListener {
       this.requestType = requestType;
     }
 
+    /**
+     * The kind of {@code container}, or of the first of its superclasses Jersey ships: Dropwizard's
+     * {@code JerseyServletContainer}, for one, is Jersey's {@code ServletContainer} underneath.
+     */
     static Kind of(Container container) {
-      String name = container.getClass().getName();
-      if (name.startsWith("org.glassfish.jersey.servlet.")) {
-        return SERVLET;
-      }
-      if (name.startsWith("org.glassfish.jersey.grizzly2.")) {
-        return GRIZZLY;
-      }
-      if (name.startsWith("org.glassfish.jersey.jetty.")) {
-        return JETTY;
+      for (Class<?> c = container.getClass(); c != null; c = c.getSuperclass()) {
+        String name = c.getName();
+        if (name.startsWith("org.glassfish.jersey.servlet.")) {
+          return SERVLET;
+        }
+        if (name.startsWith("org.glassfish.jersey.grizzly2.")) {
+          return GRIZZLY;
+        }
+        if (name.startsWith("org.glassfish.jersey.jetty.")) {
+          return JETTY;
+        }
       }
       return UNKNOWN;
     }
