@@ -73,12 +73,9 @@ final class Evaluator {
     }
     Call call = out.call;
     long now = clock.millis();
-    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
+    if (answeredWithoutCounting(call, permits, now, out)) {
       return;
     }
-    call.permits = permits;
-    call.now = now;
-    locate(call, now);
     call.sent = true;
     try {
       if (call.synced) {
@@ -96,6 +93,20 @@ final class Evaluator {
       localEnded(now);
     }
     evaluate(call, out, now, store);
+  }
+
+  /**
+   * Answers from the deny caches, or a request too large to ever pass, with nothing counted; else
+   * readies the call's counters for {@code permits} at {@code now} and returns false.
+   */
+  private static boolean answeredWithoutCounting(Call call, long permits, long now, Outcome out) {
+    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
+      return true;
+    }
+    call.permits = permits;
+    call.now = now;
+    locate(call, now);
+    return false;
   }
 
   /** Names the call's counters and finds each one's window at {@code now}. */
@@ -195,13 +206,10 @@ final class Evaluator {
       call.add(local[i], identities[i]);
     }
     call.sent = unconfirmed;
-    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
+    if (answeredWithoutCounting(call, permits, now, out)) {
       out.decidedLocally();
       return true;
     }
-    call.permits = permits;
-    call.now = now;
-    locate(call, now);
     try {
       locals.increment(call);
     } catch (RuntimeException full) {

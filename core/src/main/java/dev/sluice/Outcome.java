@@ -73,6 +73,7 @@ public final class Outcome {
   /** An empty outcome, ready for a limiter to write into. */
   public Outcome() {
     this.call = new Call();
+    this.shedders = List.of();
   }
 
   private Outcome(Outcome o) {
@@ -96,14 +97,28 @@ public final class Outcome {
     this.priorityClass = o.priorityClass;
     this.now = o.now;
     this.frozen = List.copyOf(o.quotas());
-    this.frozenIetfPolicy = o.ietfPolicy();
-    this.frozenIetfState = o.ietfState();
+    this.shedders = o.call == null ? o.shedders : shedders(o.call);
   }
 
-  /** The IETF fields of a copy, as its original wrote them; null while the call reports them. */
-  private String frozenIetfPolicy;
+  /**
+   * A copy's fleet shedders among its quotas (no client's quota, left out of the IETF fields); the
+   * live outcome reads them from its call.
+   */
+  private final List<String> shedders;
 
-  private String frozenIetfState;
+  private static List<String> shedders(Call call) {
+    List<String> ids = List.of();
+    for (int e = 0; e < call.entries(); e++) {
+      Policy p = call.entry(e).policy;
+      if (p.shedding) {
+        if (ids.isEmpty()) {
+          ids = new ArrayList<>(2);
+        }
+        ids.add(p.id);
+      }
+    }
+    return ids;
+  }
 
   /** An immutable copy, quotas included. */
   Outcome copy() {
@@ -255,9 +270,6 @@ public final class Outcome {
    * outcome builds it once.
    */
   public String ietfPolicy() {
-    if (frozenIetfPolicy != null) {
-      return frozenIetfPolicy;
-    }
     if (scope != Scope.ALL || call == null) {
       return ietfFromQuotas(true);
     }
@@ -296,9 +308,6 @@ public final class Outcome {
    * its count is back to zero; empty when there are none.
    */
   public String ietfState() {
-    if (frozenIetfState != null) {
-      return frozenIetfState;
-    }
     if (scope != Scope.ALL || call == null) {
       return ietfFromQuotas(false);
     }
@@ -327,7 +336,7 @@ public final class Outcome {
     List<Quota> quotas = quotas();
     StringBuilder sb = new StringBuilder();
     for (Quota q : quotas) {
-      if (q.shadow()) {
+      if (q.shadow() || shedders.contains(q.policy())) {
         continue;
       }
       int sameRule = 0;

@@ -255,7 +255,10 @@ class LocalFleetTest {
     int perInstance = SHARE + 5;
     Outage o;
     try (Background load = new Background()) {
-      Thread.sleep(300); // the load runs before the fault
+      assertTrue(
+          MemcachedServer.await(
+              Duration.ofSeconds(30), () -> load.statuses.getOrDefault(200, 0) >= 20),
+          "the load runs before the fault");
       fault.run();
       try {
         o = during("outage-" + UUID.randomUUID(), perInstance);

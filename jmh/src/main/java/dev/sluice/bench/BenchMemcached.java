@@ -41,6 +41,46 @@ final class BenchMemcached implements AutoCloseable {
         .build();
   }
 
+  /**
+   * A plain spymemcached client on {@code servers}, configured as the store's (binary protocol,
+   * Ketama, no Nagle, failing fast): the floor a decision is measured against. Waits up to 5 s for
+   * its connections.
+   */
+  static net.spy.memcached.MemcachedClient raw(String servers) throws java.io.IOException {
+    java.util.List<java.net.InetSocketAddress> nodes =
+        net.spy.memcached.AddrUtil.getAddresses(servers);
+    java.util.concurrent.CountDownLatch up = new java.util.concurrent.CountDownLatch(nodes.size());
+    net.spy.memcached.MemcachedClient client =
+        new net.spy.memcached.MemcachedClient(
+            new net.spy.memcached.ConnectionFactoryBuilder()
+                .setProtocol(net.spy.memcached.ConnectionFactoryBuilder.Protocol.BINARY)
+                .setLocatorType(net.spy.memcached.ConnectionFactoryBuilder.Locator.CONSISTENT)
+                .setHashAlg(net.spy.memcached.DefaultHashAlgorithm.KETAMA_HASH)
+                .setFailureMode(net.spy.memcached.FailureMode.Cancel)
+                .setUseNagleAlgorithm(false)
+                .setDaemon(true)
+                .setInitialObservers(
+                    java.util.List.of(
+                        new net.spy.memcached.ConnectionObserver() {
+                          @Override
+                          public void connectionEstablished(
+                              java.net.SocketAddress sa, int reconnectCount) {
+                            up.countDown();
+                          }
+
+                          @Override
+                          public void connectionLost(java.net.SocketAddress sa) {}
+                        }))
+                .build(),
+            nodes);
+    try {
+      up.await(5, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return client;
+  }
+
   /** The server's reads and writes so far, or 0 when it is not ours (its stats are not read). */
   long operations() {
     return server == null ? 0 : server.operations();

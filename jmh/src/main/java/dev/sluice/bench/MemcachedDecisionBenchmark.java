@@ -6,10 +6,6 @@ import dev.sluice.store.memcached.MemcachedCounterStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import net.spy.memcached.AddrUtil;
-import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.DefaultHashAlgorithm;
-import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -50,17 +46,7 @@ public class MemcachedDecisionBenchmark {
     memcached = BenchMemcached.start();
     String address = memcached.address();
     store = memcached.store();
-    raw =
-        new MemcachedClient(
-            new ConnectionFactoryBuilder()
-                .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-                .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-                .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
-                .setFailureMode(FailureMode.Cancel)
-                .setUseNagleAlgorithm(false)
-                .setDaemon(true)
-                .build(),
-            AddrUtil.getAddresses(address));
+    raw = BenchMemcached.raw(address);
     long high = 1_000_000_000L;
     oneTier = RateLimiter.slidingWindow(store).id("one").tier(high, Duration.ofSeconds(1)).build();
     twoTiers =

@@ -24,18 +24,14 @@ import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.container.ContainerResponseFilter;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import org.apache.catalina.Context;
 import org.apache.catalina.startup.Tomcat;
@@ -119,7 +115,7 @@ public final class WrkServer {
       case "sluice" ->
           app.register(SluiceFeature.builder(store(memcached)).rulesFile(rules).build());
       case "floor" -> {
-        Floor.client = Floor.connect(memcached);
+        Floor.client = BenchMemcached.raw(memcached);
         app.register(Floor.class);
       }
       case "bucket4j" -> app.register(Bucket4jFilter.class);
@@ -178,44 +174,6 @@ public final class WrkServer {
   public static final class Floor implements ContainerRequestFilter {
     static volatile MemcachedClient client;
     @Inject private Provider<org.glassfish.grizzly.http.server.Request> request;
-
-    static MemcachedClient connect(String servers) throws IOException {
-      CountDownLatch up = new CountDownLatch(1);
-      ConnectionFactoryBuilder cf =
-          new ConnectionFactoryBuilder()
-              .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-              .setOpTimeout(50)
-              .setOpQueueMaxBlockTime(0)
-              .setFailureMode(FailureMode.Cancel)
-              .setUseNagleAlgorithm(false)
-              .setDaemon(true)
-              .setInitialObservers(
-                  List.of(
-                      new net.spy.memcached.ConnectionObserver() {
-                        @Override
-                        public void connectionEstablished(
-                            java.net.SocketAddress sa, int reconnectCount) {
-                          up.countDown();
-                        }
-
-                        @Override
-                        public void connectionLost(java.net.SocketAddress sa) {}
-                      }));
-      int colon = servers.lastIndexOf(':');
-      MemcachedClient c =
-          new MemcachedClient(
-              cf.build(),
-              List.of(
-                  new InetSocketAddress(
-                      servers.substring(0, colon),
-                      Integer.parseInt(servers.substring(colon + 1)))));
-      try {
-        up.await(5, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return c;
-    }
 
     @Override
     public void filter(ContainerRequestContext ctx) {

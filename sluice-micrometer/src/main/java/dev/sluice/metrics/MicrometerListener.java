@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Counts decisions in Micrometer: {@code sluice.requests} tagged {@code rule} and {@code outcome}
@@ -44,16 +45,13 @@ public final class MicrometerListener implements DecisionListener {
     }
     if (d.storeStatus() == StoreStatus.LOCAL) {
       for (String rule : rules) {
-        counters
-            .computeIfAbsent(
-                "\u0004" + rule,
-                k ->
-                    Counter.builder("sluice.decisions.local")
-                        .description(
-                            "Decisions made by this instance's local counters while the store failed")
-                        .tag("rule", rule)
-                        .register(registry))
-            .increment();
+        increment(
+            "\u0004" + rule,
+            () ->
+                Counter.builder("sluice.decisions.local")
+                    .description(
+                        "Decisions made by this instance's local counters while the store failed")
+                    .tag("rule", rule));
       }
     }
     if (d.fromDenyCache()) {
@@ -68,30 +66,24 @@ public final class MicrometerListener implements DecisionListener {
   @Override
   public void onError(Throwable error) {
     String type = error.getClass().getSimpleName();
-    counters
-        .computeIfAbsent(
-            "\u0001" + type,
-            k ->
-                Counter.builder("sluice.errors")
-                    .description(
-                        "Decisions that failed with an exception and were decided as on a store failure")
-                    .tag("exception", type)
-                    .register(registry))
-        .increment();
+    increment(
+        "\u0001" + type,
+        () ->
+            Counter.builder("sluice.errors")
+                .description(
+                    "Decisions that failed with an exception and were decided as on a store failure")
+                .tag("exception", type));
   }
 
   @Override
   public void onShed(String priorityClass, String shedder) {
-    counters
-        .computeIfAbsent(
-            "\u0002" + priorityClass + '\u0000' + shedder,
-            k ->
-                Counter.builder("sluice.shed")
-                    .description("Requests refused with a 503 by a load shedder, by priority class")
-                    .tag("class", priorityClass)
-                    .tag("shedder", shedder)
-                    .register(registry))
-        .increment();
+    increment(
+        "\u0002" + priorityClass + '\u0000' + shedder,
+        () ->
+            Counter.builder("sluice.shed")
+                .description("Requests refused with a 503 by a load shedder, by priority class")
+                .tag("class", priorityClass)
+                .tag("shedder", shedder));
   }
 
   private static String outcome(String rule, Decision d) {
@@ -110,28 +102,27 @@ public final class MicrometerListener implements DecisionListener {
   }
 
   private void count(String rule, String outcome) {
-    counters
-        .computeIfAbsent(
-            rule + '\u0000' + outcome,
-            k ->
-                Counter.builder("sluice.requests")
-                    .description("Rate-limited requests by rule and outcome")
-                    .tag("rule", rule)
-                    .tag("outcome", outcome)
-                    .register(registry))
-        .increment();
+    increment(
+        rule + '\u0000' + outcome,
+        () ->
+            Counter.builder("sluice.requests")
+                .description("Rate-limited requests by rule and outcome")
+                .tag("rule", rule)
+                .tag("outcome", outcome));
   }
 
   @Override
   public void onIgnoredSignal(String source) {
-    counters
-        .computeIfAbsent(
-            "\u0003" + source,
-            k ->
-                Counter.builder("sluice.signals.ignored")
-                    .description("Load signal samples that read NaN or infinite and were ignored")
-                    .tag("signal", source)
-                    .register(registry))
-        .increment();
+    increment(
+        "\u0003" + source,
+        () ->
+            Counter.builder("sluice.signals.ignored")
+                .description("Load signal samples that read NaN or infinite and were ignored")
+                .tag("signal", source));
+  }
+
+  /** Increments the counter kept under {@code key}, registered from {@code meter} on first use. */
+  private void increment(String key, Supplier<Counter.Builder> meter) {
+    counters.computeIfAbsent(key, k -> meter.get().register(registry)).increment();
   }
 }
