@@ -1,0 +1,198 @@
+package dev.sluice.spring;
+
+import dev.sluice.DecisionListener;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RuleSet;
+import dev.sluice.metrics.MicrometerListener;
+import dev.sluice.rules.RulesFile;
+import dev.sluice.rules.YamlRules;
+import dev.sluice.servlet.SluiceFilter;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterStoreProvider;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.io.Resource;
+import org.springframework.core.io.ResourceLoader;
+
+/**
+ * Rate limiting for a Spring Boot servlet application from {@code sluice.*} properties: a {@link
+ * RequestLimiter} bean over the rules file (watched when it is a file), the {@link SluiceFilter}
+ * registered after Spring Security's filter chain, decisions counted in the context's {@link
+ * MeterRegistry} and, with Actuator, the {@code sluice} endpoint. Define a {@link RequestLimiter}
+ * or {@link CounterStore} bean to replace the starter's.
+ */
+@AutoConfiguration(
+    afterName =
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(SluiceFilter.class)
+@ConditionalOnProperty(prefix = "sluice", name = "rules")
+@EnableConfigurationProperties(SluiceProperties.class)
+public class SluiceAutoConfiguration {
+
+  /** Spring Security's {@code SecurityProperties.DEFAULT_FILTER_ORDER}, without the class. */
+  static final int SECURITY_FILTER_ORDER = -100;
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  CounterStore sluiceCounterStore(SluiceProperties properties) {
+    Map<String, String> settings = new HashMap<>();
+    SluiceProperties.Memcached m = properties.getMemcached();
+    put(settings, "servers", m.getServers());
+    put(settings, "prefix", m.getPrefix());
+    put(settings, "operationTimeout", millis(m.getOperationTimeout()));
+    put(settings, "connectTimeout", millis(m.getConnectTimeout()));
+    Integer max = properties.getInMemory().getMaximumCounters();
+    put(settings, "maximumCounters", max == null ? null : max.toString());
+    String store = properties.getStore().trim();
+    if (store.equals("in-memory")) {
+      settings.keySet().retainAll(java.util.Set.of("maximumCounters"));
+    } else {
+      settings.remove("maximumCounters");
+    }
+    try {
+      return CounterStoreProvider.create(
+          store, settings, Thread.currentThread().getContextClassLoader());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("sluice.store=" + store + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  RequestLimiter sluiceRequestLimiter(
+      CounterStore store,
+      SluiceProperties properties,
+      ResourceLoader resources,
+      ObjectProvider<DecisionListener> listener) {
+    RequestLimiter.Builder b =
+        RequestLimiter.builder(store).rules(load(properties.getRules(), resources));
+    listener.ifUnique(b::listener);
+    if (properties.getKnobs() != null) {
+      b.knobs(properties.getKnobs());
+    }
+    return b.build();
+  }
+
+  /** Watches the rules file for the starter's limiter; nothing to watch for a resource. */
+  @Bean(destroyMethod = "close")
+  RulesWatch sluiceRulesWatch(RequestLimiter limiter, SluiceProperties properties) {
+    Optional<Path> file = file(properties.getRules());
+    return new RulesWatch(
+        file.map(f -> RulesFile.watch(f, limiter, properties.getRulesCheckInterval())));
+  }
+
+  @Bean
+  @ConditionalOnMissingBean(name = "sluiceFilter")
+  FilterRegistrationBean<SluiceFilter> sluiceFilter(
+      RequestLimiter limiter, SluiceProperties properties, Environment env) {
+    FilterRegistrationBean<SluiceFilter> r =
+        new FilterRegistrationBean<>(new SluiceFilter(limiter));
+    r.setName("sluice");
+    r.setUrlPatterns(properties.getFilter().getUrlPatterns());
+    Integer order = properties.getFilter().getOrder();
+    r.setOrder(
+        order != null
+            ? order
+            : env.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
+                + 1);
+    return r;
+  }
+
+  /** Decisions, rejections and store latency in the context's registry. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({MeterRegistry.class, MicrometerListener.class})
+  static class Metrics {
+    @Bean
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnMissingBean(DecisionListener.class)
+    MicrometerListener sluiceMetrics(MeterRegistry registry) {
+      return new MicrometerListener(registry);
+    }
+  }
+
+  /** {@code /actuator/sluice}: the rules and knobs in force. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+  static class Actuator {
+    @Bean
+    @ConditionalOnAvailableEndpoint
+    SluiceEndpoint sluiceEndpoint(RequestLimiter limiter) {
+      return new SluiceEndpoint(limiter);
+    }
+  }
+
+  /** A rules file to watch: a location that is not {@code classpath:} nor another URL. */
+  static Optional<Path> file(String location) {
+    if (location.startsWith("file:")) {
+      return Optional.of(Path.of(java.net.URI.create(location)));
+    }
+    return location.matches("^[a-zA-Z][a-zA-Z0-9+.-]+:.*") && !isWindowsDrive(location)
+        ? Optional.empty()
+        : Optional.of(Path.of(location));
+  }
+
+  private static boolean isWindowsDrive(String location) {
+    return location.length() > 2
+        && location.charAt(1) == ':'
+        && Character.isLetter(location.charAt(0));
+  }
+
+  static RuleSet load(String location, ResourceLoader resources) {
+    Optional<Path> file = file(location);
+    if (file.isPresent()) {
+      return YamlRules.load(file.get());
+    }
+    Resource r = resources.getResource(location);
+    try (InputStream in = r.getInputStream()) {
+      return YamlRules.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), location);
+    } catch (IOException e) {
+      throw new UncheckedIOException("sluice.rules=" + location + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void put(Map<String, String> settings, String name, String value) {
+    if (value != null) {
+      settings.put(name, value);
+    }
+  }
+
+  private static String millis(Duration d) {
+    return d == null ? null : d.toMillis() + "ms";
+  }
+
+  /** The rules file's watcher, if the rules are a file. */
+  static final class RulesWatch implements AutoCloseable {
+    private final Optional<RulesFile> watcher;
+
+    RulesWatch(Optional<RulesFile> watcher) {
+      this.watcher = watcher;
+    }
+
+    @Override
+    public void close() {
+      watcher.ifPresent(RulesFile::close);
+    }
+  }
+}
