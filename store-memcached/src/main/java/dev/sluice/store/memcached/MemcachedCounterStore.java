@@ -17,7 +17,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +25,6 @@ import net.spy.memcached.AddrUtil;
 import net.spy.memcached.CASResponse;
 import net.spy.memcached.CASValue;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.ConnectionObserver;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
@@ -108,7 +106,7 @@ public final class MemcachedCounterStore implements CounterStore {
   /** The count of window {@code window} of a counter, which has ended. */
   private record PreviousCount(long window, long count) {}
 
-  private final MemcachedClient client;
+  private final Connection connection;
   private final Keys keys;
   private final long timeoutNanos;
   private final InstantSource clock;
@@ -118,10 +116,6 @@ public final class MemcachedCounterStore implements CounterStore {
   private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closing;
-
-  /** Connections this store's client has opened, reconnections included. */
-  private final java.util.concurrent.atomic.AtomicInteger connections =
-      new java.util.concurrent.atomic.AtomicInteger();
 
   private final Builder config;
   private final MemcachedValues values;
@@ -134,47 +128,46 @@ public final class MemcachedCounterStore implements CounterStore {
     this.keys = new Keys(b.prefix);
     this.timeoutNanos = b.operationTimeout.toNanos();
     this.clock = b.clock;
-    ConnectionFactoryBuilder cf =
-        new ConnectionFactoryBuilder()
-            .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-            .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-            .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
-            .setOpTimeout(Math.max(1, b.operationTimeout.toMillis()))
-            .setOpQueueMaxBlockTime(0)
-            .setFailureMode(FailureMode.Cancel)
-            .setMaxReconnectDelay(Math.max(1, b.maxReconnectDelay.toSeconds()))
-            .setTimeoutExceptionThreshold(b.timeoutExceptionThreshold)
-            .setUseNagleAlgorithm(false)
-            .setDaemon(true);
-    // Operations for a node not yet connected are cancelled (FailureMode.Cancel): wait, within
-    // bounds, for the first connections so a new store does not fail its first requests.
-    CountDownLatch connected = new CountDownLatch(b.servers.size());
-    cf.setInitialObservers(
-        List.of(
-            new ConnectionObserver() {
+    long opTimeout = Math.max(1, b.operationTimeout.toMillis());
+    long maxReconnect = Math.max(1, b.maxReconnectDelay.toSeconds());
+    int timeoutThreshold = b.timeoutExceptionThreshold;
+    this.connection =
+        new Connection(
+            () ->
+                new ConnectionFactoryBuilder()
+                    .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+                    .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+                    .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+                    .setOpTimeout(opTimeout)
+                    .setOpQueueMaxBlockTime(0)
+                    .setFailureMode(FailureMode.Cancel)
+                    .setMaxReconnectDelay(maxReconnect)
+                    .setTimeoutExceptionThreshold(timeoutThreshold)
+                    .setUseNagleAlgorithm(false)
+                    .setDaemon(true),
+            b.servers,
+            b.connectTimeout.toMillis(),
+            new Connection.Nodes() {
               @Override
-              public void connectionEstablished(SocketAddress sa, int reconnectCount) {
-                connections.incrementAndGet();
-                connected.countDown();
-                nodeUp(sa);
+              public void up(SocketAddress node) {
+                nodeUp(node);
               }
 
               @Override
-              public void connectionLost(SocketAddress sa) {
-                nodeDown(sa);
+              public void down(SocketAddress node) {
+                nodeDown(node);
               }
-            }));
-    this.client = new MemcachedClient(cf.build(), b.servers);
-    this.values = new MemcachedValues(client, b.prefix, b.operationTimeout);
+
+              @Override
+              public boolean isDown(SocketAddress node) {
+                return down.contains(node);
+              }
+            });
+    this.values = new MemcachedValues(connection, b.prefix, b.operationTimeout);
     this.singleNode =
-        client.getNodeLocator().getAll().size() == 1
-            ? client.getNodeLocator().getAll().iterator().next().getSocketAddress()
+        b.servers.size() == 1
+            ? client().getNodeLocator().getAll().iterator().next().getSocketAddress()
             : null;
-    try {
-      connected.await(b.connectTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   public static Builder builder() {
@@ -224,7 +217,7 @@ public final class MemcachedCounterStore implements CounterStore {
       }
       if (breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
-        OperationFuture<Long> unused = client.asyncDecr(key, u.delta());
+        OperationFuture<Long> unused = client().asyncDecr(key, u.delta());
       }
     }
   }
@@ -232,7 +225,7 @@ public final class MemcachedCounterStore implements CounterStore {
   @Override
   public void close() {
     closing = true;
-    client.shutdown(1, TimeUnit.SECONDS);
+    connection.close();
   }
 
   /** Knobs and leases, shared by every instance on these servers (and this prefix). */
@@ -248,11 +241,12 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /** How many connections this store has opened, reconnections included; for tests. */
   int connectionsOpened() {
-    return connections.get();
+    return connection.opened();
   }
 
+  /** The current client: a call reads it once and uses it throughout. */
   MemcachedClient client() {
-    return client;
+    return connection.client();
   }
 
   /** Whether the breaker of {@code key}'s node is open (calls to it are skipped). */
@@ -353,7 +347,7 @@ public final class MemcachedCounterStore implements CounterStore {
     if (singleNode != null) {
       return singleNode; // one server: no need to hash the key (Ketama's MD5) to find it
     }
-    return client.getNodeLocator().getPrimary(key).getSocketAddress();
+    return client().getNodeLocator().getPrimary(key).getSocketAddress();
   }
 
   /**
@@ -365,7 +359,7 @@ public final class MemcachedCounterStore implements CounterStore {
   private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
     if (!config.bulkGets || unknown.size() < 2) {
       for (String k : unknown) {
-        gets.computeIfAbsent(k, client::asyncGet);
+        gets.computeIfAbsent(k, client()::asyncGet);
       }
       return;
     }
@@ -375,10 +369,10 @@ public final class MemcachedCounterStore implements CounterStore {
     }
     for (List<String> keysOfNode : byNode.values()) {
       if (keysOfNode.size() == 1) {
-        gets.computeIfAbsent(keysOfNode.get(0), client::asyncGet);
+        gets.computeIfAbsent(keysOfNode.get(0), client()::asyncGet);
         continue;
       }
-      BulkFuture<Map<String, Object>> bulk = client.asyncGetBulk(keysOfNode);
+      BulkFuture<Map<String, Object>> bulk = client().asyncGetBulk(keysOfNode);
       for (String k : keysOfNode) {
         gets.put(k, new OneOfBulk(bulk, k));
       }
@@ -520,10 +514,10 @@ public final class MemcachedCounterStore implements CounterStore {
             incrs[i] = incr(current[i], u);
           } else if (reserve(this, i)) {
             if (renewDue(current[i], u)) {
-              touches[i] = client.asyncGetAndTouch(current[i], expiry(u.periodMillis()));
+              touches[i] = client().asyncGetAndTouch(current[i], expiry(u.periodMillis()));
             }
           } else {
-            touches[i] = client.asyncGets(current[i]);
+            touches[i] = client().asyncGets(current[i]);
           }
         }
         queueReads(unknown, gets);
@@ -590,7 +584,7 @@ public final class MemcachedCounterStore implements CounterStore {
           // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
           // largest long, so it never wraps back to a small number.
           OperationFuture<Boolean> unused =
-              client.set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+              client().set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
           v = Long.MAX_VALUE;
         }
         if (v < 0) {
@@ -602,7 +596,7 @@ public final class MemcachedCounterStore implements CounterStore {
             // Far behind after all (memcached lost it, or this instance's view was too high).
             boolean touched = touches[i] != null;
             CASValue<Object> seen =
-                get(touched ? touches[i] : client.asyncGets(current[i]), deadline);
+                get(touched ? touches[i] : client().asyncGets(current[i]), deadline);
             // Only a read queued right behind this incr can tell that nothing came between.
             boolean alone = touched && seen != null && parse(seen.getValue()) == v;
             return raise(i, seen, alone ? amounts[i] : 0, deadline);
@@ -638,7 +632,7 @@ public final class MemcachedCounterStore implements CounterStore {
         if (last == null) {
           // Expired or evicted (or never written): the bucket is full.
           long full = u.floor() + u.delta();
-          if (Boolean.TRUE.equals(get(client.add(key, expiry, Long.toString(full)), deadline))) {
+          if (Boolean.TRUE.equals(get(client().add(key, expiry, Long.toString(full)), deadline))) {
             remember(key, full, u, true);
             return full;
           }
@@ -649,7 +643,7 @@ public final class MemcachedCounterStore implements CounterStore {
           if (v >= 0 && v - u.delta() >= u.floor()) {
             boolean renew = renewDue(key, u);
             if (renew) {
-              var unused = client.touch(key, expiry);
+              var unused = client().touch(key, expiry);
             }
             remember(key, v, u, renew);
             return v;
@@ -657,14 +651,14 @@ public final class MemcachedCounterStore implements CounterStore {
         } else {
           long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
           CASResponse r =
-              get(client.asyncCAS(key, last.getCas(), expiry, Long.toString(raised)), deadline);
+              get(client().asyncCAS(key, last.getCas(), expiry, Long.toString(raised)), deadline);
           if (r == CASResponse.OK) {
             remember(key, raised, u, true);
             return raised;
           }
         }
         mine = 0;
-        last = get(client.asyncGets(key), deadline);
+        last = get(client().asyncGets(key), deadline);
       }
     }
 
@@ -844,7 +838,7 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /** {@code incr} by {@code amount}; a key memcached does not hold is created as for the update. */
   private OperationFuture<Long> incr(String key, CounterUpdate u, long amount) {
-    return client.asyncIncr(key, amount, u.floor() + u.delta(), expiry(u.periodMillis()));
+    return client().asyncIncr(key, amount, u.floor() + u.delta(), expiry(u.periodMillis()));
   }
 
   private static boolean succeeded(OperationFuture<Long> op) {

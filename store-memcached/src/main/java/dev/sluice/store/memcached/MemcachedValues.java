@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import net.spy.memcached.CASResponse;
 import net.spy.memcached.CASValue;
-import net.spy.memcached.MemcachedClient;
 
 /**
  * Shared values in memcached, one item each under {@code {prefix}:value:{name}}: {@code gets} reads
@@ -18,12 +17,12 @@ import net.spy.memcached.MemcachedClient;
  */
 final class MemcachedValues implements SharedValues {
 
-  private final MemcachedClient client;
+  private final Connection connection;
   private final String prefix;
   private final long timeoutMillis;
 
-  MemcachedValues(MemcachedClient client, String prefix, Duration timeout) {
-    this.client = client;
+  MemcachedValues(Connection connection, String prefix, Duration timeout) {
+    this.connection = connection;
     this.prefix = prefix;
     this.timeoutMillis = Math.max(1, timeout.toMillis());
   }
@@ -34,7 +33,7 @@ final class MemcachedValues implements SharedValues {
 
   @Override
   public Optional<Versioned> get(String name) {
-    CASValue<Object> v = await(client.asyncGets(key(name)), name);
+    CASValue<Object> v = await(connection.client().asyncGets(key(name)), name);
     if (v == null) {
       return Optional.empty();
     }
@@ -48,9 +47,10 @@ final class MemcachedValues implements SharedValues {
   public boolean compareAndSet(String name, long version, String value, Duration ttl) {
     int exp = ttl.isZero() ? 0 : (int) Math.max(1, (ttl.toMillis() + 999) / 1000);
     if (version == 0) {
-      return Boolean.TRUE.equals(await(client.add(key(name), exp, value), name));
+      return Boolean.TRUE.equals(await(connection.client().add(key(name), exp, value), name));
     }
-    return await(client.asyncCAS(key(name), version, exp, value), name) == CASResponse.OK;
+    return await(connection.client().asyncCAS(key(name), version, exp, value), name)
+        == CASResponse.OK;
   }
 
   private <T> T await(Future<T> f, String name) {
