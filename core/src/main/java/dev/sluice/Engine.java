@@ -13,6 +13,8 @@ import org.slf4j.LoggerFactory;
  * policies that apply to an {@link Outcome}, each with the identity it counts, and then {@link
  * #decide}s them together: deny cache, one batched store call, each tier's algorithm, refunds.
  * Thread-safe; each decision's working state lives in the caller's outcome.
+ *
+ * <p>Public only as a bridge to {@code dev.sluice.http}; not for applications.
  */
 public final class Engine {
 

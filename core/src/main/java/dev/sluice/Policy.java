@@ -8,6 +8,8 @@ import java.util.List;
  * One limiter or rule as the {@link Engine} counts it: its id, algorithm, tiers and switches, with
  * each tier's algorithm and the policy's deny cache. Made by {@link Engine#policy}; immutable apart
  * from the deny cache, and shared by every thread.
+ *
+ * <p>Public only as a bridge to {@code dev.sluice.http}; not for applications.
  */
 public final class Policy {
 
@@ -214,9 +216,9 @@ public final class Policy {
 
   /**
    * Each tier's name in the IETF fields and its {@code RateLimit-Policy} item, interleaved; built
-   * on first use.
+   * on first use. Volatile so a thread that reads the array also reads its elements.
    */
-  private String[] ietfItems;
+  private volatile String[] ietfItems;
 
   String ietfName(int tier) {
     return ietfItems()[2 * tier];
