@@ -4,15 +4,17 @@
 # (two tiers per API key and one per address), 1,000 API keys in turn.
 #
 #   docs/bench/wrk.sh                 # every row, 3 rounds of 10 s (about 12 minutes)
-#   ROUNDS=1 DURATION=5s docs/bench/wrk.sh demo   # one group: demo, grizzly or tomcat
+#   ROUNDS=1 DURATION=5s docs/bench/wrk.sh demo   # one group: demo, grizzly, grizzly-memcached,
+#                                                  # tomcat or tomcat-memcached
 #
 # Rows: the demo (Jersey on Grizzly) off, in memory and on memcached, each its own JVM; a bare
-# Jersey server off, with Sluice in memory, with Bucket4j (a JAX-RS filter over a bucket per key,
-# writing the same headers), with the memcached floor (the same three incrs sent straight through
-# spymemcached in one round trip) and with Sluice on memcached, all in one JVM on five ports (so
-# JIT luck is shared); Tomcat with a plain servlet, off and behind SluiceFilter, likewise. memcached
-# runs on the same machine. Prints a Markdown table; the ratio is to the same server with Sluice
-# off, measured in the same round.
+# Jersey server off, with Sluice in memory and with Bucket4j (a JAX-RS filter over a bucket per
+# key, writing the same headers), in one JVM on three ports (so JIT luck is shared); the same
+# server off, with the memcached floor (the same three incrs sent straight through spymemcached in
+# one round trip) and with Sluice on memcached, in a second JVM; Tomcat with a plain servlet, off
+# and behind SluiceFilter, likewise in memory and on memcached. A JVM holds one store, as an
+# application does. memcached runs on the same machine. Prints a Markdown table; the ratio is to
+# the same JVM's server with Sluice off, measured in the same round.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -21,7 +23,7 @@ WARMUP=${WARMUP:-5s}
 CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 PORT=${PORT:-18080}
-GROUPS_WANTED=${*:-demo grizzly tomcat}
+GROUPS_WANTED=${*:-demo grizzly grizzly-memcached tomcat tomcat-memcached}
 
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -94,15 +96,21 @@ rows() {
         echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
         echo "Jersey on Grizzly: Sluice in memory|grizzly|$((PORT + 11))|shared"
         echo "Jersey on Grizzly: Bucket4j filter (peer)|grizzly|$((PORT + 12))|shared"
-        echo "Jersey on Grizzly: memcached floor (3 raw incrs)|grizzly|$((PORT + 13))|shared"
-        echo "Jersey on Grizzly: Sluice on memcached|grizzly|$((PORT + 14))|shared"
+        ;;
+      grizzly-memcached)
+        echo "Jersey on Grizzly (second JVM): off|grizzly-memcached|$((PORT + 30))|shared"
+        echo "Jersey on Grizzly: memcached floor (3 raw incrs)|grizzly-memcached|$((PORT + 31))|shared"
+        echo "Jersey on Grizzly: Sluice on memcached|grizzly-memcached|$((PORT + 32))|shared"
         ;;
       tomcat)
         echo "servlet on Tomcat: off|tomcat|$((PORT + 20))|shared"
         echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$((PORT + 21))|shared"
-        echo "servlet on Tomcat: SluiceFilter on memcached|tomcat|$((PORT + 22))|shared"
         ;;
-      *) echo "unknown group: $g (demo, grizzly, tomcat)" >&2; exit 2 ;;
+      tomcat-memcached)
+        echo "servlet on Tomcat (second JVM): off|tomcat-memcached|$((PORT + 40))|shared"
+        echo "servlet on Tomcat: SluiceFilter on memcached|tomcat-memcached|$((PORT + 41))|shared"
+        ;;
+      *) echo "unknown group: $g (demo, grizzly, grizzly-memcached, tomcat, tomcat-memcached)" >&2; exit 2 ;;
     esac
   done
 }
@@ -111,8 +119,10 @@ rows() {
 shared_server() {
   local group=$1
   case $group in
-    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice,bucket4j,floor,sluice-memcached" ;;
-    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice,sluice-memcached" ;;
+    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --modes off,sluice,bucket4j" ;;
+    grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $WORK/on.yaml --memcached $MC --modes off,floor,sluice-memcached" ;;
+    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --modes off,sluice" ;;
+    tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice-memcached" ;;
   esac
 }
 

@@ -256,6 +256,11 @@ public final class SluiceFilter implements Filter {
     }
 
     @Override
+    public Optional<String> header(String name) {
+      return Optional.ofNullable(request.getHeader(name)); // the first value, without a list
+    }
+
+    @Override
     public Optional<String> remoteAddress() {
       return Optional.ofNullable(request.getRemoteAddr());
     }
