@@ -24,6 +24,9 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /** Whether two-layer counters sync on a background thread; tests sync by hand. */
   boolean backgroundSync = true;
 
+  /** How often to read the fleet's knobs; empty: they are not read. */
+  private java.util.Optional<java.time.Duration> knobRefresh = java.util.Optional.empty();
+
   protected LimiterBuilder(CounterStore store) {
     this.store = Objects.requireNonNull(store, "store");
   }
@@ -73,6 +76,25 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
             () ->
                 new IllegalArgumentException(
                     "knobs need a store that keeps shared values; " + store + " keeps none"));
+  }
+
+  /**
+   * Reads the fleet's knobs every {@code refresh}, for the builders whose limiters apply them.
+   *
+   * @throws IllegalArgumentException if the store keeps no shared values, or {@code refresh} is not
+   *     positive
+   */
+  protected B knobRefresh(java.time.Duration refresh) {
+    sharedValues();
+    this.knobRefresh = java.util.Optional.of(KnobWatcher.checkRefresh(refresh));
+    return self();
+  }
+
+  /** Starts reading the knobs if asked to, telling {@code apply} of each change. */
+  protected java.util.Optional<KnobWatcher> watchKnobs(java.util.function.Consumer<Knobs> apply) {
+    java.util.Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r));
+    w.ifPresent(watcher -> watcher.listen(apply));
+    return w;
   }
 
   /** The engine these settings describe. */

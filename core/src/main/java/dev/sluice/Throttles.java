@@ -63,8 +63,7 @@ public final class Throttles implements AutoCloseable {
     this.engine = Engine.of(b);
     this.failClosed = b.failClosed;
     this.sleeper = b.sleeper;
-    this.watcher = b.knobRefresh.map(r -> KnobWatcher.start(b.sharedValues(), r));
-    watcher.ifPresent(w -> w.listen(this::applyKnobs));
+    this.watcher = b.watchKnobs(this::applyKnobs);
   }
 
   public static Builder builder(CounterStore store) {
@@ -201,7 +200,6 @@ public final class Throttles implements AutoCloseable {
   /** Configures {@link Throttles}. */
   public static final class Builder extends LimiterBuilder<Builder> {
     private boolean failClosed = true;
-    private Optional<Duration> knobRefresh = Optional.empty();
     Sleeper sleeper = d -> Thread.sleep(Math.max(1, d.toMillis()));
 
     private Builder(CounterStore store) {
@@ -225,9 +223,7 @@ public final class Throttles implements AutoCloseable {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      sharedValues();
-      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
-      return this;
+      return knobRefresh(refresh);
     }
 
     public Throttles build() {

@@ -80,7 +80,7 @@ final class KnobsCommand implements Runnable {
             "memcached at "
                 + servers
                 + " did not answer within "
-                + dev.sluice.rules.Periods.format(t),
+                + dev.sluice.yaml.Periods.format(t),
             e);
       } finally {
         store.close();
@@ -147,7 +147,7 @@ final class KnobsCommand implements Runnable {
   private static void checkAgainstRules(Knobs knobs, java.nio.file.Path file, String target) {
     dev.sluice.http.RuleSet set;
     try {
-      set = dev.sluice.rules.YamlRules.load(file);
+      set = dev.sluice.yaml.YamlRules.load(file);
     } catch (RuntimeException e) {
       throw new Sluice.UsageError("--rules: " + e.getMessage());
     }

@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.rules.Periods;
+import dev.sluice.yaml.Periods;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;

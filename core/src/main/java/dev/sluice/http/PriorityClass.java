@@ -113,9 +113,7 @@ public final class PriorityClass {
 
   /** Whether the request is in this class; {@code method} upper-case, {@code path} split. */
   boolean matches(String method, PathPattern.Segments path, RequestInfo request) {
-    if (!methods.isEmpty()
-        && !methods.contains(method)
-        && !(method.equals("HEAD") && methods.contains("GET"))) {
+    if (!Rule.covers(methods, method)) {
       return false;
     }
     if (pattern != null && pattern.match(path) == null) {

@@ -58,8 +58,7 @@ public final class RequestLimiter {
     this.quotas = b.quotas;
     this.apps = Map.copyOf(b.apps);
     this.compiled = compile(b.rules, List.of());
-    this.watcher = b.knobRefresh.map(r -> KnobWatcher.start(b.knobValues(), r));
-    watcher.ifPresent(w -> w.listen(this::applyKnobs));
+    this.watcher = b.watch(this::applyKnobs);
   }
 
   public static Builder builder(CounterStore store) {
@@ -630,14 +629,9 @@ public final class RequestLimiter {
       this.keySources = rule.keySources().toArray(new KeySource[0]);
     }
 
-    /**
-     * Whether the rule covers this (upper-case) method; a rule for GET covers HEAD, which JAX-RS
-     * and servlets serve with GET.
-     */
+    /** Whether the rule covers this (upper-case) method. */
     boolean matchesMethod(String method) {
-      return rule.methods().isEmpty()
-          || rule.methods().contains(method)
-          || (method.equals("HEAD") && rule.methods().contains("GET"));
+      return Rule.covers(rule.methods(), method);
     }
 
     /** The identity the first key source that yields a value names, or null. */
@@ -680,7 +674,6 @@ public final class RequestLimiter {
     private RuleSet rules = RuleSet.builder().build();
     private QuotaResolver quotas = QuotaResolver.NONE;
     private final Map<String, KeyResolver> apps = new HashMap<>();
-    private Optional<Duration> knobRefresh = Optional.empty();
 
     private Builder(CounterStore store) {
       super(store);
@@ -719,13 +712,11 @@ public final class RequestLimiter {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      sharedValues();
-      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
-      return this;
+      return knobRefresh(refresh);
     }
 
-    private dev.sluice.spi.SharedValues knobValues() {
-      return sharedValues();
+    private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
+      return watchKnobs(apply);
     }
 
     public RequestLimiter build() {

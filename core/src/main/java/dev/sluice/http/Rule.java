@@ -102,6 +102,16 @@ public final class Rule {
     return methods;
   }
 
+  /**
+   * Whether {@code methods} (upper case; empty for every method) cover this upper-case method; GET
+   * covers HEAD, which JAX-RS and servlets serve with GET.
+   */
+  static boolean covers(Set<String> methods, String method) {
+    return methods.isEmpty()
+        || methods.contains(method)
+        || (method.equals("HEAD") && methods.contains("GET"));
+  }
+
   /** The path pattern or prefix it matches. */
   public String path() {
     return path;

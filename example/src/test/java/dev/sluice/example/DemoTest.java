@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.rules.RulesException;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.yaml.RulesException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;

@@ -2,9 +2,9 @@ package dev.sluice.dropwizard;
 
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.yaml.YamlRules;
 import io.dropwizard.core.Application;
 import io.dropwizard.core.Configuration;
 import io.dropwizard.core.setup.Environment;

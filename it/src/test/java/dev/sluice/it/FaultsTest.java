@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.yaml.YamlRules;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,9 +3,9 @@ package dev.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.yaml.YamlRules;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.util.List;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.RulesException;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.yaml.RulesException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,9 +2,9 @@ package dev.sluice.bench;
 
 import dev.sluice.example.DemoResources;
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.yaml.YamlRules;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;

@@ -2,11 +2,11 @@ package dev.sluice.bench;
 
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.jaxrs.SluiceFeature;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.yaml.YamlRules;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;

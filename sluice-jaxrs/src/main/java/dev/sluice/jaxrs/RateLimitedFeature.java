@@ -2,7 +2,7 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
-import dev.sluice.rules.Periods;
+import dev.sluice.yaml.Periods;
 import jakarta.ws.rs.HttpMethod;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Priorities;

@@ -4,9 +4,9 @@ import dev.sluice.DecisionListener;
 import dev.sluice.http.QuotaResolver;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
-import dev.sluice.rules.RulesFile;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.yaml.RulesFile;
+import dev.sluice.yaml.YamlRules;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.Feature;
@@ -58,7 +58,7 @@ public final class SluiceFeature implements Feature, AutoCloseable {
    * Enforces the rules in {@code rulesFile}, counted in {@code store}; the file is checked for
    * edits every second.
    *
-   * @throws dev.sluice.rules.RulesException naming the line and field of a bad file
+   * @throws dev.sluice.yaml.RulesException naming the line and field of a bad file
    */
   public static SluiceFeature fromYaml(Path rulesFile, CounterStore store) {
     return builder(store).rulesFile(rulesFile).build();
@@ -190,7 +190,7 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     /**
      * Builds the feature, reading the rules file if one was given.
      *
-     * @throws dev.sluice.rules.RulesException naming the line and field of a bad file
+     * @throws dev.sluice.yaml.RulesException naming the line and field of a bad file
      */
     public SluiceFeature build() {
       return new SluiceFeature(this, rulesFile == null ? rules : YamlRules.load(rulesFile));

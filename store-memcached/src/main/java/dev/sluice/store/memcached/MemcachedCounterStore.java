@@ -14,7 +14,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -64,13 +63,6 @@ public final class MemcachedCounterStore implements CounterStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(MemcachedCounterStore.class);
 
-  static {
-    // Before spymemcached makes its first logger: its own would print a stack trace per reconnect.
-    if (System.getProperty("net.spy.log.LoggerImpl") == null) {
-      System.setProperty("net.spy.log.LoggerImpl", SpyLogging.class.getName());
-    }
-  }
-
   /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
   static final long TTL_SLACK_SECONDS = 10;
 
@@ -110,22 +102,20 @@ public final class MemcachedCounterStore implements CounterStore {
   private final Keys keys;
   private final long timeoutNanos;
   private final InstantSource clock;
-  private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
-
-  /** Nodes whose connection is lost: no call is sent to them until spymemcached reconnects. */
-  private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
-
-  private volatile boolean closing;
-
-  private final Builder config;
+  private final NodeHealth health;
   private final MemcachedValues values;
+  private final String servers;
+  private final boolean bulkGets;
 
   /** The server when there is only one, else null. */
   private final SocketAddress singleNode;
 
   private MemcachedCounterStore(Builder b) throws IOException {
-    this.config = b;
+    SpyLogging.install();
     this.keys = new Keys(b.prefix);
+    this.servers = b.servers.toString();
+    this.bulkGets = b.bulkGets;
+    this.health = new NodeHealth(b.breakerFailures, b.breakerDelay, this::nodeOf);
     this.timeoutNanos = b.operationTimeout.toNanos();
     this.clock = b.clock;
     long opTimeout = Math.max(1, b.operationTimeout.toMillis());
@@ -147,22 +137,7 @@ public final class MemcachedCounterStore implements CounterStore {
                     .setDaemon(true),
             b.servers,
             b.connectTimeout.toMillis(),
-            new Connection.Nodes() {
-              @Override
-              public void up(SocketAddress node) {
-                nodeUp(node);
-              }
-
-              @Override
-              public void down(SocketAddress node) {
-                nodeDown(node);
-              }
-
-              @Override
-              public boolean isDown(SocketAddress node) {
-                return down.contains(node);
-              }
-            });
+            health);
     this.values = new MemcachedValues(connection, b.prefix, b.operationTimeout);
     this.singleNode =
         b.servers.size() == 1
@@ -215,7 +190,7 @@ public final class MemcachedCounterStore implements CounterStore {
         runningValues.computeIfPresent(
             key, (k, r) -> new Running(r.value() - u.delta(), r.renewed()));
       }
-      if (breaker(key).isClosed()) {
+      if (health.breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
         OperationFuture<Long> unused = client().asyncDecr(key, u.delta());
       }
@@ -224,7 +199,7 @@ public final class MemcachedCounterStore implements CounterStore {
 
   @Override
   public void close() {
-    closing = true;
+    health.closing();
     connection.close();
   }
 
@@ -251,12 +226,12 @@ public final class MemcachedCounterStore implements CounterStore {
 
   /** Whether the breaker of {@code key}'s node is open (calls to it are skipped). */
   boolean breakerOpen(String key) {
-    return breaker(key).isOpen();
+    return health.breaker(key).isOpen();
   }
 
   @Override
   public String toString() {
-    return "memcached store " + config.servers;
+    return "memcached store " + servers;
   }
 
   /** Expiry for a window of {@code periodMillis}: two periods plus slack, absolute past 30 days. */
@@ -274,75 +249,6 @@ public final class MemcachedCounterStore implements CounterStore {
     return batch;
   }
 
-  /**
-   * One permit from the breaker of each distinct node the keys live on, as an array parallel to
-   * {@code keys}. A node that is down refuses the batch before any permit is taken. A permit taken
-   * must be answered with a recorded result (else a half-open breaker would wait for it forever);
-   * when a later node's breaker refuses, the half-open permits already taken are handed back by
-   * re-entering half-open, and closed breakers need no answer, so a refusing node never records
-   * anything on a healthy one. A node whose connection is lost is probed by spymemcached's
-   * reconnection, not by requests.
-   */
-  private CircuitBreaker<Object>[] acquire(String[] keys) {
-    @SuppressWarnings("unchecked")
-    CircuitBreaker<Object>[] out = new CircuitBreaker[keys.length];
-    for (int i = 0; i < keys.length; i++) {
-      SocketAddress node = nodeOf(keys[i]);
-      out[i] = breaker(node);
-      if (down.contains(node)) {
-        throw new StoreUnavailableException("memcached node " + node + " is down");
-      }
-    }
-    List<CircuitBreaker<Object>> taken = List.of();
-    for (CircuitBreaker<Object> b : distinct(out)) {
-      boolean halfOpen = b.isHalfOpen();
-      if (!b.tryAcquirePermit()) {
-        for (CircuitBreaker<Object> t : taken) {
-          t.halfOpen();
-        }
-        throw new StoreUnavailableException("memcached: circuit open");
-      }
-      if (halfOpen) {
-        if (taken.isEmpty()) {
-          taken = new ArrayList<>(2);
-        }
-        taken.add(b);
-      }
-    }
-    return out;
-  }
-
-  private void nodeDown(SocketAddress node) {
-    if (!closing && down.add(node)) {
-      breaker(node).open();
-      LOG.warn(
-          "memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects",
-          node);
-    }
-  }
-
-  private void nodeUp(SocketAddress node) {
-    if (down.remove(node)) {
-      breaker(node).close();
-      LOG.warn("memcached node {} reconnected: counting again", node);
-    }
-  }
-
-  private CircuitBreaker<Object> breaker(String key) {
-    return breaker(nodeOf(key));
-  }
-
-  private CircuitBreaker<Object> breaker(SocketAddress node) {
-    return breakers.computeIfAbsent(
-        node,
-        a ->
-            CircuitBreaker.builder()
-                .withFailureThreshold(config.breakerFailures)
-                .withDelay(config.breakerDelay)
-                .withSuccessThreshold(1)
-                .build());
-  }
-
   private SocketAddress nodeOf(String key) {
     if (singleNode != null) {
       return singleNode; // one server: no need to hash the key (Ketama's MD5) to find it
@@ -357,7 +263,7 @@ public final class MemcachedCounterStore implements CounterStore {
    * current window.
    */
   private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
-    if (!config.bulkGets || unknown.size() < 2) {
+    if (!bulkGets || unknown.size() < 2) {
       for (String k : unknown) {
         gets.computeIfAbsent(k, client()::asyncGet);
       }
@@ -494,7 +400,7 @@ public final class MemcachedCounterStore implements CounterStore {
 
     /** Takes a permit from each node's breaker, and queues the increments and the reads. */
     void send() {
-      nodes = acquire(current);
+      nodes = health.acquire(current);
       List<String> unknown = List.of();
       for (String key : previous) {
         if (key != null) {
@@ -526,7 +432,7 @@ public final class MemcachedCounterStore implements CounterStore {
         cancel(incrs);
         cancel(touches);
         gets.values().forEach(f -> f.cancel(false));
-        distinct(nodes).forEach(CircuitBreaker::recordFailure);
+        NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
         throw new StoreUnavailableException("memcached operations could not be sent: " + e);
       }
     }
@@ -552,7 +458,7 @@ public final class MemcachedCounterStore implements CounterStore {
         }
       }
       recorded = true;
-      for (CircuitBreaker<Object> b : distinct(nodes)) {
+      for (CircuitBreaker<Object> b : NodeHealth.distinct(nodes)) {
         if (failedNodes.contains(b)) {
           b.recordFailure();
         } else {
@@ -706,7 +612,7 @@ public final class MemcachedCounterStore implements CounterStore {
       gets.values().forEach(f -> f.cancel(false));
       if (!recorded) {
         recorded = true;
-        distinct(nodes).forEach(CircuitBreaker::recordFailure);
+        NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
       }
     }
   }
@@ -813,19 +719,6 @@ public final class MemcachedCounterStore implements CounterStore {
     } catch (ExecutionException | RuntimeException e) {
       throw StoreUnavailableException.unconfirmed("memcached failed: " + e.getMessage());
     }
-  }
-
-  private static List<CircuitBreaker<Object>> distinct(CircuitBreaker<Object>[] nodes) {
-    if (nodes.length == 1) {
-      return List.of(nodes[0]);
-    }
-    List<CircuitBreaker<Object>> out = new ArrayList<>(2);
-    for (CircuitBreaker<Object> b : nodes) {
-      if (!out.contains(b)) {
-        out.add(b);
-      }
-    }
-    return out;
   }
 
   /**

@@ -9,12 +9,22 @@ import org.slf4j.LoggerFactory;
  * spymemcached's logging, through SLF4J under spymemcached's own logger names. Its chatter (a stack
  * trace per reconnection attempt, connection queue notices) goes to DEBUG; its errors stay errors,
  * in one line (the trace at DEBUG). The store itself logs one WARN line per node lost or regained.
- * Installed by {@link MemcachedCounterStore} unless the application chose a spymemcached logger
- * with the {@code net.spy.log.LoggerImpl} system property. Thread-safe.
+ * Installed when the first {@link MemcachedCounterStore} is built, unless the application chose a
+ * spymemcached logger with the {@code net.spy.log.LoggerImpl} system property (spymemcached reads
+ * it once, for its first logger, so it has to be a system property). Thread-safe.
  */
 public final class SpyLogging extends AbstractLogger {
 
+  private static final String PROPERTY = "net.spy.log.LoggerImpl";
+
   private final Logger log;
+
+  /** Routes spymemcached's logging here unless the application chose its own. */
+  static synchronized void install() {
+    if (System.getProperty(PROPERTY) == null) {
+      System.setProperty(PROPERTY, SpyLogging.class.getName());
+    }
+  }
 
   public SpyLogging(String name) {
     super(name);

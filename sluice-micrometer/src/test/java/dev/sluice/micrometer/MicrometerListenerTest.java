@@ -1,4 +1,4 @@
-package dev.sluice.metrics;
+package dev.sluice.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.TestRequest;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
+import dev.sluice.yaml.YamlRules;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 

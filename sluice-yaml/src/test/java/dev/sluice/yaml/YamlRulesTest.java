@@ -1,4 +1,4 @@
-package dev.sluice.rules;
+package dev.sluice.yaml;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

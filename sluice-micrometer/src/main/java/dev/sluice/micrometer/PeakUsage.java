@@ -1,4 +1,4 @@
-package dev.sluice.metrics;
+package dev.sluice.micrometer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;

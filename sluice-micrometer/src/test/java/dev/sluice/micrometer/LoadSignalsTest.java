@@ -1,4 +1,4 @@
-package dev.sluice.metrics;
+package dev.sluice.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.sluice.metrics;
+package dev.sluice.micrometer;
 
 import dev.sluice.Decision;
 import dev.sluice.DecisionListener;

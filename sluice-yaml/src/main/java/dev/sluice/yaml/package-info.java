@@ -1,2 +1,2 @@
 /** The YAML rules file: reading it with errors that name the line and field, and watching it. */
-package dev.sluice.rules;
+package dev.sluice.yaml;

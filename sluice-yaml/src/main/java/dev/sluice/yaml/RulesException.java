@@ -1,4 +1,4 @@
-package dev.sluice.rules;
+package dev.sluice.yaml;
 
 /**
  * A rules file that cannot be used: names the file, the line and the field at fault, as in {@code

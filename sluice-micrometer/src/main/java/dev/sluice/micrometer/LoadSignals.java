@@ -1,4 +1,4 @@
-package dev.sluice.metrics;
+package dev.sluice.micrometer;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;

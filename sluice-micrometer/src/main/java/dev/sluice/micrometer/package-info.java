@@ -1,2 +1,2 @@
 /** Micrometer metrics for decisions (optional: needs micrometer-core). */
-package dev.sluice.metrics;
+package dev.sluice.micrometer;

@@ -1,4 +1,4 @@
-package dev.sluice.rules;
+package dev.sluice.yaml;
 
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;

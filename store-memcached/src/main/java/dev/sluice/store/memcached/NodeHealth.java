@@ -1,0 +1,138 @@
+package dev.sluice.store.memcached;
+
+import dev.failsafe.CircuitBreaker;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether each memcached node may be called: a circuit breaker per node, and the nodes whose
+ * connection is lost, which no call reaches until they are connected again. Thread-safe.
+ */
+final class NodeHealth implements Connection.Nodes {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MemcachedCounterStore.class);
+
+  private final int failures;
+  private final Duration delay;
+  private final Function<String, SocketAddress> nodeOf;
+  private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
+  private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
+  private volatile boolean closing;
+
+  /**
+   * @param failures failed decisions in a row that open a node's breaker
+   * @param delay how long an open breaker waits before it lets a probe through
+   * @param nodeOf the node a key lives on
+   */
+  NodeHealth(int failures, Duration delay, Function<String, SocketAddress> nodeOf) {
+    this.failures = failures;
+    this.delay = delay;
+    this.nodeOf = nodeOf;
+  }
+
+  /**
+   * One permit from the breaker of each distinct node the keys live on, as an array parallel to
+   * {@code keys}. A node that is down refuses the batch before any permit is taken. A permit taken
+   * must be answered with a recorded result (else a half-open breaker would wait for it forever);
+   * when a later node's breaker refuses, the half-open permits already taken are handed back by
+   * re-entering half-open, and closed breakers need no answer, so a refusing node never records
+   * anything on a healthy one. A node whose connection is lost is probed by the connection, not by
+   * requests.
+   *
+   * @throws StoreUnavailableException when a node is down or its breaker refuses
+   */
+  CircuitBreaker<Object>[] acquire(String[] keys) {
+    @SuppressWarnings("unchecked")
+    CircuitBreaker<Object>[] out = new CircuitBreaker[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      SocketAddress node = nodeOf.apply(keys[i]);
+      out[i] = breaker(node);
+      if (down.contains(node)) {
+        throw new StoreUnavailableException("memcached node " + node + " is down");
+      }
+    }
+    List<CircuitBreaker<Object>> taken = List.of();
+    for (CircuitBreaker<Object> b : distinct(out)) {
+      boolean halfOpen = b.isHalfOpen();
+      if (!b.tryAcquirePermit()) {
+        for (CircuitBreaker<Object> t : taken) {
+          t.halfOpen();
+        }
+        throw new StoreUnavailableException("memcached: circuit open");
+      }
+      if (halfOpen) {
+        if (taken.isEmpty()) {
+          taken = new ArrayList<>(2);
+        }
+        taken.add(b);
+      }
+    }
+    return out;
+  }
+
+  /** The breaker of {@code key}'s node. */
+  CircuitBreaker<Object> breaker(String key) {
+    return breaker(nodeOf.apply(key));
+  }
+
+  private CircuitBreaker<Object> breaker(SocketAddress node) {
+    return breakers.computeIfAbsent(
+        node,
+        a ->
+            CircuitBreaker.builder()
+                .withFailureThreshold(failures)
+                .withDelay(delay)
+                .withSuccessThreshold(1)
+                .build());
+  }
+
+  @Override
+  public void down(SocketAddress node) {
+    if (!closing && down.add(node)) {
+      breaker(node).open();
+      LOG.warn(
+          "memcached node {} lost: its counters fail open (or closed, per rule) until it reconnects",
+          node);
+    }
+  }
+
+  @Override
+  public void up(SocketAddress node) {
+    if (down.remove(node)) {
+      breaker(node).close();
+      LOG.warn("memcached node {} reconnected: counting again", node);
+    }
+  }
+
+  @Override
+  public boolean isDown(SocketAddress node) {
+    return down.contains(node);
+  }
+
+  /** From now on a lost connection is the store closing, not a node failing. */
+  void closing() {
+    closing = true;
+  }
+
+  /** Each breaker once, in order. */
+  static List<CircuitBreaker<Object>> distinct(CircuitBreaker<Object>[] nodes) {
+    if (nodes.length == 1) {
+      return List.of(nodes[0]);
+    }
+    List<CircuitBreaker<Object>> out = new ArrayList<>(2);
+    for (CircuitBreaker<Object> b : nodes) {
+      if (!out.contains(b)) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+}
