@@ -2,12 +2,12 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
-import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.Admission;
 import dev.sluice.http.RequestLimiter;
-import dev.sluice.http.RuleSet;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -26,9 +26,6 @@ final class Responses {
    * The request property that carries the decision from the request filter to the response filter.
    */
   static final String DECISION = "dev.sluice.decision";
-
-  /** Each request thread's outcome, reused: the decision itself allocates nothing. */
-  private static final ThreadLocal<Outcome> OUTCOMES = ThreadLocal.withInitial(Outcome::new);
 
   private Responses() {}
 
@@ -66,39 +63,57 @@ final class Responses {
    */
   static void apply(RequestLimiter limiter, Consumer<Outcome> decide, ContainerRequestContext ctx) {
     try {
-      Outcome out = OUTCOMES.get();
-      decide.accept(out);
-      // Before anything else: a request no rule limits may still hold a place in the worker
-      // shedder's count of requests in flight.
-      Slots slots = limiter.slots(out);
-      if (slots.holds()) {
-        SlotRelease.hold(ctx, slots);
-      }
-      if (!out.applied()) {
-        return;
-      }
-      Applied earlier = (Applied) ctx.getProperty(DECISION);
-      boolean binds = earlier == null || !out.allowed() || out.remaining() < earlier.remaining;
-      if (!binds) {
-        return;
-      }
-      RuleSet rules = limiter.rules();
-      Applied applied = new Applied(out);
-      RateLimitHeaders.write(
-          out, rules.headers(), rules.resetFormat(), limiter.clock().millis(), applied);
-      ctx.setProperty(DECISION, applied);
-      if (!out.allowed()) {
-        Response.ResponseBuilder r =
-            Response.status(RateLimitHeaders.status(out))
-                .type(RateLimitHeaders.PROBLEM_JSON)
-                .entity(RateLimitHeaders.problem(out));
-        for (int i = 0; i < applied.size; i += 2) {
-          r.header(applied.headers[i], applied.headers[i + 1]);
-        }
-        ctx.abortWith(r.build());
-      }
-    } catch (RuntimeException e) {
+      Admission.admit(limiter, new Exchange(decide, ctx));
+    } catch (IOException e) {
+      // A JAX-RS refusal is an aborted request: nothing is written here.
       LOG.error("rate limiting failed; the request goes on unlimited", e);
+    }
+  }
+
+  /** A JAX-RS request: its headers wait in the request for the response filter. */
+  private static final class Exchange implements Admission.Exchange {
+    private final Consumer<Outcome> decide;
+    private final ContainerRequestContext ctx;
+    private Applied applied;
+
+    Exchange(Consumer<Outcome> decide, ContainerRequestContext ctx) {
+      this.decide = decide;
+      this.ctx = ctx;
+    }
+
+    @Override
+    public void decide(Outcome out) {
+      decide.accept(out);
+    }
+
+    @Override
+    public boolean takes(Outcome out) {
+      Applied earlier = (Applied) ctx.getProperty(DECISION);
+      if (earlier != null && out.allowed() && out.remaining() >= earlier.remaining) {
+        return false;
+      }
+      applied = new Applied(out);
+      ctx.setProperty(DECISION, applied);
+      return true;
+    }
+
+    @Override
+    public void accept(String name, String value) {
+      applied.accept(name, value);
+    }
+
+    @Override
+    public void hold(Slots slots) {
+      SlotRelease.hold(ctx, slots);
+    }
+
+    @Override
+    public void refuse(int status, String contentType, String body) {
+      Response.ResponseBuilder r = Response.status(status).type(contentType).entity(body);
+      for (int i = 0; i < applied.size; i += 2) {
+        r.header(applied.headers[i], applied.headers[i + 1]);
+      }
+      ctx.abortWith(r.build());
     }
   }
 

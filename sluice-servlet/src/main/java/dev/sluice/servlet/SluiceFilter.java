@@ -2,14 +2,14 @@ package dev.sluice.servlet;
 
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
-import dev.sluice.http.RateLimitHeaders;
+import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
-import dev.sluice.rules.RulesFile;
-import dev.sluice.rules.YamlRules;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
+import dev.sluice.yaml.RulesFile;
+import dev.sluice.yaml.YamlRules;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.Filter;
@@ -113,7 +113,7 @@ public final class SluiceFilter implements Filter {
     if (knobs != null) {
       try {
         b.knobs(
-            dev.sluice.rules.Periods.parse(knobs.trim())
+            dev.sluice.yaml.Periods.parse(knobs.trim())
                 .orElseThrow(
                     () -> new IllegalArgumentException("not a period (1s, 500ms): " + knobs)));
       } catch (RuntimeException e) {
@@ -127,9 +127,6 @@ public final class SluiceFilter implements Filter {
     }
     LOG.info("rate limit rules in force (from {}, store {}):\n{}", rules, created, limiter);
   }
-
-  /** Each request thread's outcome, reused: the decision itself allocates nothing. */
-  private static final ThreadLocal<Outcome> OUTCOMES = ThreadLocal.withInitial(Outcome::new);
 
   /** The limiter: its kill switch, rule switches and {@code update}. */
   public RequestLimiter limiter() {
@@ -145,47 +142,29 @@ public final class SluiceFilter implements Filter {
       return;
     }
     RequestLimiter l = limiter;
-    Outcome out = OUTCOMES.get();
-    Slots slots;
-    try {
-      l.decide(new ServletRequestInfo(request), out);
-      slots = l.slots(out);
-      RuleSet rules = l.rules();
-      RateLimitHeaders.write(
-          out, rules.headers(), rules.resetFormat(), l.clock().millis(), response::setHeader);
-    } catch (RuntimeException e) {
-      // The limiter fails open on its own errors; this is the last guard, never the client's
-      // problem.
-      LOG.error("rate limiting failed; the request goes on unlimited", e);
+    Exchange exchange = new Exchange(l, request, response);
+    if (!Admission.admit(l, exchange)) {
+      return;
+    }
+    Slots slots = exchange.slots;
+    if (!slots.holds()) {
       chain.doFilter(req, res);
       return;
     }
-    if (out.allowed()) {
-      if (!slots.holds()) {
-        chain.doFilter(req, res);
-        return;
+    // A concurrency slot is given back when the response is complete: at the end of the chain,
+    // or, for an async request, when its async context completes, fails or times out.
+    boolean async = false;
+    try {
+      chain.doFilter(req, res);
+      if (request.isAsyncStarted()) {
+        request.getAsyncContext().addListener(new Release(slots));
+        async = true;
       }
-      // A concurrency slot is given back when the response is complete: at the end of the chain,
-      // or, for an async request, when its async context completes, fails or times out.
-      boolean async = false;
-      try {
-        chain.doFilter(req, res);
-        if (request.isAsyncStarted()) {
-          request.getAsyncContext().addListener(new Release(slots));
-          async = true;
-        }
-      } finally {
-        if (!async) {
-          slots.release();
-        }
+    } finally {
+      if (!async) {
+        slots.release();
       }
-      return;
     }
-    byte[] body = RateLimitHeaders.problem(out).getBytes(StandardCharsets.UTF_8);
-    response.setStatus(RateLimitHeaders.status(out));
-    response.setContentType(RateLimitHeaders.PROBLEM_JSON);
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
   }
 
   @Override
@@ -226,12 +205,41 @@ public final class SluiceFilter implements Filter {
     }
   }
 
-  /** A servlet request as the rules see it. */
-  private static final class ServletRequestInfo implements RequestInfo {
+  /** A servlet request as the rules see it, and its response. */
+  private static final class Exchange implements RequestInfo, Admission.Exchange {
+    private final RequestLimiter limiter;
     private final HttpServletRequest request;
+    private final HttpServletResponse response;
+    private Slots slots = Slots.NONE;
 
-    ServletRequestInfo(HttpServletRequest request) {
+    Exchange(RequestLimiter limiter, HttpServletRequest request, HttpServletResponse response) {
+      this.limiter = limiter;
       this.request = request;
+      this.response = response;
+    }
+
+    @Override
+    public void decide(Outcome out) {
+      limiter.decide(this, out);
+    }
+
+    @Override
+    public void accept(String name, String value) {
+      response.setHeader(name, value);
+    }
+
+    @Override
+    public void hold(Slots slots) {
+      this.slots = slots;
+    }
+
+    @Override
+    public void refuse(int status, String contentType, String body) throws IOException {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      response.setStatus(status);
+      response.setContentType(contentType);
+      response.setContentLength(bytes.length);
+      response.getOutputStream().write(bytes);
     }
 
     @Override
