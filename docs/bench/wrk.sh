@@ -3,7 +3,7 @@
 # in one run, several rounds interleaved. Every limited request is allowed under three counters
 # (two tiers per API key and one per address), 1,000 API keys in turn.
 #
-#   docs/bench/wrk.sh                 # every row, 3 rounds of 10 s (about 12 minutes)
+#   docs/bench/wrk.sh                 # every row, 3 rounds of 10 s (about 15 minutes)
 #   ROUNDS=1 DURATION=5s docs/bench/wrk.sh demo   # one group: demo, grizzly, grizzly-memcached,
 #                                                  # tomcat or tomcat-memcached
 #

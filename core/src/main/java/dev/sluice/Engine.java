@@ -8,11 +8,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one decision engine behind every limiter: {@link RateLimiter} (limits keys) and {@link
- * dev.sluice.http.RequestLimiter} (limits HTTP requests) are its two faces. A decision adds the
- * policies that apply to an {@link Outcome}, each with the identity it counts, and then {@link
- * #decide}s them together: deny cache, one batched store call, each tier's algorithm, refunds.
- * Thread-safe; each decision's working state lives in the caller's outcome.
+ * What {@link RateLimiter} (limits keys) and {@link dev.sluice.http.RequestLimiter} (limits HTTP
+ * requests) call: a decision adds the policies that apply to an {@link Outcome}, each with the
+ * identity it counts, then {@link #decide}s them together through the {@link Evaluator}, and
+ * afterwards hands out the slots a request holds. Thread-safe; each decision's working state lives
+ * in the caller's outcome.
  *
  * <p>Public only as a bridge to {@code dev.sluice.http}; not for applications.
  */

@@ -11,10 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The decision path shared by every limiter and rule set: deny cache, one batched store call for
- * every (policy, tier) counter, each tier's algorithm, refunds. It knows no algorithm: each tier's
- * {@link dev.sluice.algorithm.WindowLimit} reads the counts. Thread-safe and stateless apart from
- * the policies' deny caches; a decision's working state lives in the caller's {@link Outcome}.
+ * One decision, for the {@link Engine}: deny cache, one batched store call for every (policy, tier)
+ * counter, each tier's algorithm, refunds. It knows no algorithm: each tier's {@link
+ * dev.sluice.algorithm.WindowLimit} reads the counts. Thread-safe and stateless apart from the
+ * policies' deny caches; a decision's working state lives in the caller's {@link Outcome}.
  */
 final class Evaluator {
 

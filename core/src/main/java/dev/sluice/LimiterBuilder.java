@@ -1,8 +1,11 @@
 package dev.sluice;
 
 import dev.sluice.spi.CounterStore;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The settings every limiter shares, whatever it limits: the store, the clock, the deny cache and
@@ -25,7 +28,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   boolean backgroundSync = true;
 
   /** How often to read the fleet's knobs; empty: they are not read. */
-  private java.util.Optional<java.time.Duration> knobRefresh = java.util.Optional.empty();
+  private Optional<Duration> knobRefresh = Optional.empty();
 
   protected LimiterBuilder(CounterStore store) {
     this.store = Objects.requireNonNull(store, "store");
@@ -84,15 +87,15 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
    * @throws IllegalArgumentException if the store keeps no shared values, or {@code refresh} is not
    *     positive
    */
-  protected B knobRefresh(java.time.Duration refresh) {
+  protected B knobRefresh(Duration refresh) {
     sharedValues();
-    this.knobRefresh = java.util.Optional.of(KnobWatcher.checkRefresh(refresh));
+    this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
     return self();
   }
 
   /** Starts reading the knobs if asked to, telling {@code apply} of each change. */
-  protected java.util.Optional<KnobWatcher> watchKnobs(java.util.function.Consumer<Knobs> apply) {
-    java.util.Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r));
+  protected Optional<KnobWatcher> watchKnobs(Consumer<Knobs> apply) {
+    Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r));
     w.ifPresent(watcher -> watcher.listen(apply));
     return w;
   }

@@ -272,8 +272,8 @@ public final class Policy {
         .append(ceilSeconds(resetAfterMillis));
   }
 
-  /** Milliseconds rounded up to whole seconds. */
-  static long ceilSeconds(long millis) {
+  /** Milliseconds rounded up to whole seconds, as every header states them. */
+  public static long ceilSeconds(long millis) {
     return -Math.floorDiv(-millis, 1000);
   }
 

@@ -49,7 +49,7 @@ final class TwoLayerStore {
   private final long maxCounters;
   private final Map<CounterKey, Local> counters = new ConcurrentHashMap<>();
 
-  /** Each thread's lookup key: a decision allocates no key for a counter that exists. */
+  /** Counters with counts the store has not had yet, each queued once, for the next sync. */
   private final ConcurrentLinkedQueue<Local> due = new ConcurrentLinkedQueue<>();
 
   private final LogGate warnings = new LogGate(10_000);

@@ -2,6 +2,7 @@ package dev.sluice.http;
 
 import dev.sluice.Decision;
 import dev.sluice.Outcome;
+import dev.sluice.Policy;
 import dev.sluice.StoreStatus;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -243,9 +244,8 @@ public final class RateLimitHeaders {
     return seconds(d.toMillis());
   }
 
-  /** Milliseconds rounded up to whole seconds. */
   private static long seconds(long millis) {
-    return -Math.floorDiv(-millis, 1000);
+    return Policy.ceilSeconds(millis);
   }
 
   static String json(String s) {
