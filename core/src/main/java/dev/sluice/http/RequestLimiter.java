@@ -1,6 +1,5 @@
 package dev.sluice.http;
 
-import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Engine;
 import dev.sluice.KnobWatcher;
@@ -21,7 +20,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +46,7 @@ public final class RequestLimiter {
   private final InstantSource clock;
   private final QuotaResolver quotas;
   private final Map<String, KeyResolver> apps;
-  private volatile Compiled compiled;
+  private volatile CompiledRules compiled;
   private volatile Knobs knobs = Knobs.NONE;
   private final Optional<KnobWatcher> watcher;
 
@@ -85,12 +83,12 @@ public final class RequestLimiter {
    * @return whether the request may proceed
    */
   public boolean decide(RequestInfo request, Outcome out) {
-    Compiled c = compiled;
+    CompiledRules c = compiled;
     engine.begin(out);
-    if (!c.enabled || (c.active.length == 0 && c.shed == null)) {
+    if (!c.enabled() || (c.active().length == 0 && c.shed() == null)) {
       return engine.decide(out, 1);
     }
-    return decide(request, c, c.active, null, out);
+    return decide(request, c, c.active(), null, out);
   }
 
   /**
@@ -102,17 +100,17 @@ public final class RequestLimiter {
    * @throws IllegalArgumentException if a rule's id is already in force
    */
   public synchronized Binding bind(List<Rule> rules) {
-    List<Rule> all = new ArrayList<>(compiled.bound);
+    List<Rule> all = new ArrayList<>(compiled.bound());
     List<String> ids = new ArrayList<>();
     for (Rule r : rules) {
-      if (compiled.rules.rule(r.id()).isPresent()
+      if (compiled.rules().rule(r.id()).isPresent()
           || all.stream().anyMatch(b -> b.id().equals(r.id()))) {
         throw new IllegalArgumentException("duplicate rule id '" + r.id() + "'");
       }
       all.add(r);
       ids.add(r.id());
     }
-    this.compiled = compile(compiled.rules, all);
+    this.compiled = compile(compiled.rules(), all);
     return new Binding(ids.toArray(new String[0]));
   }
 
@@ -123,7 +121,7 @@ public final class RequestLimiter {
     /** The enabled rules of {@link #ids} in the rule set they were resolved from. */
     private volatile Resolved resolved;
 
-    private record Resolved(Compiled from, Active[] active) {}
+    private record Resolved(CompiledRules from, ActiveRule[] active) {}
 
     private Binding(String[] ids) {
       this.ids = ids;
@@ -131,17 +129,17 @@ public final class RequestLimiter {
 
     /** The binding's enabled rules in {@code c}, resolved once per rule set. */
     @SuppressWarnings("ReferenceEquality") // the same compiled rules, not equal ones
-    private Active[] active(Compiled c) {
+    private ActiveRule[] active(CompiledRules c) {
       Resolved r = resolved;
       if (r == null || r.from != c) {
-        List<Active> active = new ArrayList<>(ids.length);
+        List<ActiveRule> active = new ArrayList<>(ids.length);
         for (String id : ids) {
-          Active a = c.boundActive.get(id);
+          ActiveRule a = c.boundActive().get(id);
           if (a != null) {
             active.add(a);
           }
         }
-        r = new Resolved(c, active.toArray(new Active[0]));
+        r = new Resolved(c, active.toArray(new ActiveRule[0]));
         resolved = r;
       }
       return r.active;
@@ -160,12 +158,12 @@ public final class RequestLimiter {
 
     /** {@link #decide(RequestInfo, Map)} into an outcome the caller reuses. */
     public boolean decide(RequestInfo request, Map<String, String> pathParameters, Outcome out) {
-      Compiled c = compiled;
+      CompiledRules c = compiled;
       engine.begin(out);
-      if (!c.enabled) {
+      if (!c.enabled()) {
         return engine.decide(out, 1);
       }
-      Active[] active = active(c);
+      ActiveRule[] active = active(c);
       return RequestLimiter.this.decide(
           request, c, active, Objects.requireNonNull(pathParameters, "pathParameters"), out);
     }
@@ -177,11 +175,11 @@ public final class RequestLimiter {
    */
   private boolean decide(
       RequestInfo request,
-      Compiled c,
-      Active[] candidates,
+      CompiledRules c,
+      ActiveRule[] candidates,
       Map<String, String> bound,
       Outcome out) {
-    Active current = null;
+    ActiveRule current = null;
     try {
       PathPattern.Segments path = null;
       PathPattern.Segments resolved = null;
@@ -191,7 +189,7 @@ public final class RequestLimiter {
         resolved = request.dotSegmentsAreData() ? null : path.resolved();
       }
       String method = bound == null ? upper(request.method()) : null;
-      for (Active a : candidates) {
+      for (ActiveRule a : candidates) {
         current = a;
         Map<String, String> captures = bound;
         Map<String, String> other = null;
@@ -210,14 +208,14 @@ public final class RequestLimiter {
           }
         }
         Policy policy = null;
-        String identity = a.identity(request, captures, c.clients, apps);
+        String identity = a.identity(request, captures, c.clients(), apps);
         if (identity != null) {
           policy = a.policyFor(quotas.quota(request, a.rule));
           engine.add(out, policy, identity);
         }
         if (other != null && !other.equals(captures)) {
           // Both readings match, with other captures: counted under both, the stricter reading.
-          String second = a.identity(request, other, c.clients, apps);
+          String second = a.identity(request, other, c.clients(), apps);
           if (second != null && !second.equals(identity)) {
             engine.add(
                 out, policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)), second);
@@ -225,7 +223,7 @@ public final class RequestLimiter {
         }
       }
       current = null;
-      Shed s = bound == null ? c.shed : null;
+      SheddingPlan s = bound == null ? c.shed() : null;
       if (s == null) {
         return engine.decide(out, 1);
       }
@@ -234,9 +232,9 @@ public final class RequestLimiter {
         cls = s.shedFirst(cls, s.classify(method, resolved, request));
       }
       if (s.fleetAll != null) {
-        engine.add(out, s.fleetAll, Shed.FLEET_IDENTITY);
+        engine.add(out, s.fleetAll, SheddingPlan.FLEET_IDENTITY);
         if (!s.critical(cls)) {
-          engine.add(out, s.fleetNonCritical, Shed.FLEET_IDENTITY);
+          engine.add(out, s.fleetNonCritical, SheddingPlan.FLEET_IDENTITY);
         }
       }
       boolean allowed = engine.decide(out, 1);
@@ -269,9 +267,9 @@ public final class RequestLimiter {
 
   /** Whether any rule in force, bound ones included, keys on the client address ({@code ip}). */
   public boolean keysOnClientAddress() {
-    Compiled c = compiled;
-    List<Rule> all = new ArrayList<>(c.rules.rules());
-    all.addAll(c.bound);
+    CompiledRules c = compiled;
+    List<Rule> all = new ArrayList<>(c.rules().rules());
+    all.addAll(c.bound());
     for (Rule r : all) {
       for (String k : r.key()) {
         if (KeySource.parse(k).kind == KeySource.Kind.IP) {
@@ -284,7 +282,7 @@ public final class RequestLimiter {
 
   /** The rules in force. */
   public RuleSet rules() {
-    return compiled.rules;
+    return compiled.rules();
   }
 
   /** The clock this limiter reads. */
@@ -300,13 +298,13 @@ public final class RequestLimiter {
    */
   public synchronized void update(RuleSet rules) {
     Objects.requireNonNull(rules, "rules");
-    for (Rule r : compiled.bound) {
+    for (Rule r : compiled.bound()) {
       if (rules.rule(r.id()).isPresent()) {
         throw new IllegalArgumentException(
             "rule id '" + r.id() + "' is already bound to an annotated method");
       }
     }
-    this.compiled = compile(rules, compiled.bound);
+    this.compiled = compile(rules, compiled.bound());
     LOG.info("rate limit rules in force:\n{}", this);
   }
 
@@ -325,12 +323,12 @@ public final class RequestLimiter {
    * request to its end to release them need not follow any while this is false.
    */
   public boolean mayHoldSlots() {
-    return compiled.holdsSlots;
+    return compiled.holdsSlots();
   }
 
   /** The worker shedder in force, when the rules shed load by worker utilization. */
   public Optional<LoadShedder> loadShedder() {
-    Shed s = compiled.shed;
+    SheddingPlan s = compiled.shed();
     return s == null || !s.shedder.sheddingWorkers() ? Optional.empty() : Optional.of(s.shedder);
   }
 
@@ -346,8 +344,8 @@ public final class RequestLimiter {
       return;
     }
     this.knobs = knobs;
-    Compiled c = compiled;
-    this.compiled = compile(c.rules, c.bound);
+    CompiledRules c = compiled;
+    this.compiled = compile(c.rules(), c.bound());
     LOG.info("rate limit rules in force, with knobs:\n{}", this);
   }
 
@@ -385,33 +383,33 @@ public final class RequestLimiter {
   }
 
   private synchronized void change(UnaryOperator<RuleSet> f) {
-    update(f.apply(compiled.rules));
+    update(f.apply(compiled.rules()));
   }
 
   private synchronized void replace(String id, UnaryOperator<Rule.Builder> f) {
-    Compiled c = compiled;
-    if (c.rules.rule(id).isPresent()) {
-      RuleSet.Builder out = c.rules.toBuilder().clearRules();
-      for (Rule r : c.rules.rules()) {
+    CompiledRules c = compiled;
+    if (c.rules().rule(id).isPresent()) {
+      RuleSet.Builder out = c.rules().toBuilder().clearRules();
+      for (Rule r : c.rules().rules()) {
         out.rule(r.id().equals(id) ? f.apply(r.toBuilder()).build() : r);
       }
       update(out.build());
       return;
     }
-    List<Rule> bound = new ArrayList<>(c.bound.size());
+    List<Rule> bound = new ArrayList<>(c.bound().size());
     boolean found = false;
-    for (Rule r : c.bound) {
+    for (Rule r : c.bound()) {
       found |= r.id().equals(id);
       bound.add(r.id().equals(id) ? f.apply(r.toBuilder()).build() : r);
     }
     if (!found) {
       throw new IllegalArgumentException("no rule with id '" + id + "'");
     }
-    this.compiled = compile(c.rules, bound);
+    this.compiled = compile(c.rules(), bound);
     LOG.info("rate limit rules in force:\n{}", this);
   }
 
-  private Compiled compile(RuleSet rules, List<Rule> bound) {
+  private CompiledRules compile(RuleSet rules, List<Rule> bound) {
     List<Rule> all = new ArrayList<>(rules.rules());
     all.addAll(bound);
     for (Rule r : all) {
@@ -431,132 +429,44 @@ public final class RequestLimiter {
     }
     Knobs k = knobs;
     List<String> problems = new ArrayList<>(0);
-    List<Active> active = new ArrayList<>();
+    List<ActiveRule> active = new ArrayList<>();
     for (Rule r : rules.rules()) {
       Rule t = tuned(r, k);
       if (t.enabled()) {
-        active.add(new Active(t, policy(t, k, problems)));
+        active.add(new ActiveRule(t, policy(t, k, problems)));
       }
     }
-    Map<String, Active> boundActive = new HashMap<>();
+    Map<String, ActiveRule> boundActive = new HashMap<>();
     for (Rule r : bound) {
       Rule t = tuned(r, k);
       if (t.enabled()) {
-        boundActive.put(r.id(), new Active(t, policy(t, k, problems)));
+        boundActive.put(r.id(), new ActiveRule(t, policy(t, k, problems)));
       }
     }
-    Compiled before = compiled;
-    Shed shed =
+    CompiledRules before = compiled;
+    SheddingPlan shed =
         rules
             .shedding()
             .map(
                 s ->
-                    before != null && before.shed != null && before.shed.settings.equals(s)
-                        ? before.shed
-                        : new Shed(s, engine))
+                    before != null && before.shed() != null && before.shed().settings.equals(s)
+                        ? before.shed()
+                        : new SheddingPlan(s, engine))
             .orElse(null);
     boolean holdsSlots =
         shed != null
-            || active.stream().anyMatch(Active::holdsSlots)
-            || boundActive.values().stream().anyMatch(Active::holdsSlots);
-    return new Compiled(
+            || active.stream().anyMatch(ActiveRule::holdsSlots)
+            || boundActive.values().stream().anyMatch(ActiveRule::holdsSlots);
+    return new CompiledRules(
         rules,
         rules.enabled() && k.enabled(),
-        active.toArray(new Active[0]),
+        active.toArray(new ActiveRule[0]),
         List.copyOf(bound),
         Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),
         shed,
         holdsSlots,
         List.copyOf(problems));
-  }
-
-  /**
-   * Load shedding compiled: the classes in match order with each one's shedding rank (0 for
-   * critical, 1 for the class shed first), the fleet shedder's two counters (every request in
-   * flight, up to the capacity; the non-critical ones, up to the capacity less the reserve), and
-   * this instance's worker shedder. Kept across rule reloads while its settings stay the same.
-   */
-  private static final class Shed {
-    static final String FLEET_IDENTITY = "fleet";
-    static final String UNMATCHED = "other";
-
-    final Shedding settings;
-    final PriorityClass[] classes;
-    final int[] rankOf;
-    final int ranks;
-    final Policy fleetAll;
-    final Policy fleetNonCritical;
-    final LoadShedder shedder;
-
-    Shed(Shedding s, Engine engine) {
-      this.settings = s;
-      this.classes = s.classes().toArray(new PriorityClass[0]);
-      java.util.TreeSet<Integer> sheddable =
-          new java.util.TreeSet<>(java.util.Comparator.reverseOrder());
-      for (PriorityClass c : classes) {
-        if (!c.critical()) {
-          sheddable.add(c.priority());
-        }
-      }
-      List<Integer> order = new ArrayList<>(sheddable);
-      this.rankOf = new int[classes.length];
-      for (int i = 0; i < classes.length; i++) {
-        rankOf[i] = classes[i].critical() ? 0 : order.indexOf(classes[i].priority()) + 1;
-      }
-      this.ranks = Math.max(1, order.size());
-      if (s.fleetCapacity() > 0) {
-        this.fleetAll = engine.shedder("load-shedding", s.fleetCapacity(), s.slotTtl());
-        this.fleetNonCritical =
-            engine.shedder("load-shedding-non-critical", s.nonCriticalCapacity(), s.slotTtl());
-      } else {
-        this.fleetAll = null;
-        this.fleetNonCritical = null;
-      }
-      LoadShedder.Builder b =
-          engine.loadShedder().delay(s.delay()).ramp(s.ramp()).retryAfter(s.retryAfter());
-      s.workers().ifPresent(b::workers);
-      s.adaptive().ifPresent(b::adaptive);
-      this.shedder = b.build();
-    }
-
-    /** The index of the first class that matches, or -1 (the unmatched, shed first). */
-    int classify(String method, PathPattern.Segments path, RequestInfo request) {
-      for (int i = 0; i < classes.length; i++) {
-        if (classes[i].matches(method, path, request)) {
-          return i;
-        }
-      }
-      return -1;
-    }
-
-    /**
-     * Of two classes a request is in by two readings of its path, the one shed first (critical only
-     * when both are), so that a spelling cannot move a request into a class it is not in.
-     */
-    int shedFirst(int a, int b) {
-      int ra = rank(a);
-      int rb = rank(b);
-      if (ra == 0) {
-        return b;
-      }
-      if (rb == 0) {
-        return a;
-      }
-      return ra <= rb ? a : b;
-    }
-
-    boolean critical(int cls) {
-      return cls >= 0 && classes[cls].critical();
-    }
-
-    String name(int cls) {
-      return cls < 0 ? UNMATCHED : classes[cls].name();
-    }
-
-    int rank(int cls) {
-      return cls < 0 ? 1 : rankOf[cls];
-    }
   }
 
   /** The rule with its {@code enabled} and {@code shadow} knobs applied. */
@@ -593,78 +503,6 @@ public final class RequestLimiter {
       String problem = "rule:" + r.id() + " limit=" + limit.getAsLong() + ": " + e.getMessage();
       problems.add(problem);
       Knobs.ignored(problem);
-      return p;
-    }
-  }
-
-  private record Compiled(
-      RuleSet rules,
-      boolean enabled,
-      Active[] active,
-      List<Rule> bound,
-      Map<String, Active> boundActive,
-      ClientAddress clients,
-      Shed shed,
-      boolean holdsSlots,
-      List<String> knobProblems) {}
-
-  /**
-   * An enabled rule compiled for requests: its path pattern, methods and key sources, its policy,
-   * and its policies for overridden quotas.
-   */
-  private static final class Active {
-    private static final int MAX_OVERRIDES = 1_024;
-    final Rule rule;
-    final Policy policy;
-    final long firstLimit;
-    final PathPattern pattern;
-    final KeySource[] keySources;
-    final Map<Long, Policy> overrides = new ConcurrentHashMap<>();
-
-    Active(Rule rule, Policy policy) {
-      this.rule = rule;
-      this.policy = policy;
-      this.firstLimit = policy.firstLimit();
-      this.pattern = rule.pattern();
-      this.keySources = rule.keySources().toArray(new KeySource[0]);
-    }
-
-    /** Whether the rule covers this (upper-case) method. */
-    boolean matchesMethod(String method) {
-      return Rule.covers(rule.methods(), method);
-    }
-
-    /** The identity the first key source that yields a value names, or null. */
-    String identity(
-        RequestInfo request,
-        Map<String, String> captures,
-        ClientAddress clients,
-        Map<String, KeyResolver> apps) {
-      for (KeySource s : keySources) {
-        String v = s.resolve(request, captures, clients, apps);
-        if (v != null) {
-          return s.prefix() + v;
-        }
-      }
-      return null;
-    }
-
-    boolean holdsSlots() {
-      return rule.algorithm() == Algorithm.CONCURRENCY;
-    }
-
-    Policy policyFor(OptionalLong quota) {
-      if (quota.isEmpty() || quota.getAsLong() == firstLimit) {
-        return policy;
-      }
-      long q = quota.getAsLong();
-      Policy p = overrides.get(q);
-      if (p == null) {
-        p = policy.withFirstLimit(q);
-        if (overrides.size() < MAX_OVERRIDES) {
-          overrides.put(q, p);
-        }
-      }
       return p;
     }
   }
@@ -727,9 +565,9 @@ public final class RequestLimiter {
   /** The rules in force, one a line, bound ones included; what start-up and reloads log. */
   @Override
   public String toString() {
-    Compiled c = compiled;
-    StringBuilder sb = new StringBuilder(c.rules.toString());
-    for (Rule r : c.bound) {
+    CompiledRules c = compiled;
+    StringBuilder sb = new StringBuilder(c.rules().toString());
+    for (Rule r : c.bound()) {
       sb.append(r).append(" (bound)\n");
     }
     Knobs k = knobs;

@@ -1,0 +1,16 @@
+package dev.sluice.http;
+
+import java.util.List;
+import java.util.Map;
+
+/** The rules in force, compiled: what a decision reads, swapped whole on a change. */
+record CompiledRules(
+    RuleSet rules,
+    boolean enabled,
+    ActiveRule[] active,
+    List<Rule> bound,
+    Map<String, ActiveRule> boundActive,
+    ClientAddress clients,
+    SheddingPlan shed,
+    boolean holdsSlots,
+    List<String> knobProblems) {}
