@@ -51,10 +51,12 @@ import org.slf4j.LoggerFactory;
  * <p>A request path never waits long: the batch gets one deadline ({@link
  * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,
  * and operations for a node that is down are cancelled at once. A circuit breaker per node stops
- * calling a node after repeated failures and lets a probe through after a delay. Failures surface
- * as exceptions from {@link #increment}, which the limiter turns into failed-open (or
- * failed-closed) decisions. Only a counter's own node matters: when the node holding a previous
- * window does not answer, the decision goes on as if that window were empty.
+ * calling a node after repeated failures and lets a probe through after a delay ({@link
+ * NodeHealth}); a node whose connection is lost is probed every few milliseconds and reconnected as
+ * soon as it accepts ({@link Connection}), so a restarted memcached counts again within tens of
+ * milliseconds. Failures surface as exceptions from {@link #increment}, which the limiter turns
+ * into failed-open (or failed-closed) decisions. Only a counter's own node matters: when the node
+ * holding a previous window does not answer, the decision goes on as if that window were empty.
  *
  * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
  * the client down.
