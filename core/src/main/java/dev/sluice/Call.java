@@ -4,7 +4,10 @@ import dev.sluice.algorithm.Count;
 import dev.sluice.algorithm.WindowLimit;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterUpdate;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The engine's working state for one decision: which policies apply, with which identity, and one
@@ -259,5 +262,61 @@ final class Call implements CounterBatch {
     Counter c = counters[i];
     c.current = current;
     c.previous = previous;
+  }
+
+  /** The tier with the fewest permits left, a non-shadow one if any. */
+  Counter leastRemaining() {
+    Counter best = counter(0);
+    for (int i = 1; i < size(); i++) {
+      Counter c = counter(i);
+      // A shadow policy, or the fleet's shedder, describes no client's quota: any other first.
+      boolean shadow = c.entry.policy.shadow || c.entry.policy.shedding;
+      boolean bestShadow = best.entry.policy.shadow || best.entry.policy.shedding;
+      if ((bestShadow && !shadow) || (shadow == bestShadow && remaining(c) < remaining(best))) {
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  private static long remaining(Counter c) {
+    return c.limit.limit() - Math.max(0, c.count.used());
+  }
+
+  /** The failing, non-shadow tier that frees last. */
+  Counter latestRetry() {
+    Counter best = null;
+    for (int i = 0; i < size(); i++) {
+      Counter c = counter(i);
+      if (!c.count.passed()
+          && !c.entry.policy.shadow
+          && (best == null
+              || unsigned(c.count.retryMillis()) > unsigned(best.count.retryMillis()))) {
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  private static long unsigned(long retry) {
+    return retry == Count.NEVER ? Long.MAX_VALUE : retry;
+  }
+
+  /** The counters as updates to refund: all of them, or the failing shadow policies'. */
+  List<CounterUpdate> updates(boolean shadowFailedOnly) {
+    List<CounterUpdate> out = new ArrayList<>(size());
+    for (int i = 0; i < size(); i++) {
+      Counter c = counter(i);
+      if (!shadowFailedOnly || c.entry.shadowFailed) {
+        out.add(update(i));
+      }
+    }
+    return out;
+  }
+
+  /** Counter {@code i} as an update. */
+  CounterUpdate update(int i) {
+    return new CounterUpdate(
+        rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i), released(i));
   }
 }

@@ -144,14 +144,14 @@ final class Evaluator {
       if (shadowRejected) {
         // A shadow policy gives back what its enforcement would have given back; the others keep
         // theirs.
-        refund(call, updates(call, true), counted);
+        refund(call, call.updates(true), counted);
       }
-      out.counted(now, true, leastRemaining(call), 0, shadowRejected);
+      out.counted(now, true, call.leastRemaining(), 0, shadowRejected);
       return;
     }
-    refund(call, updates(call, false), counted);
+    refund(call, call.updates(false), counted);
     remember(call, now);
-    Call.Counter binding = latestRetry(call);
+    Call.Counter binding = call.latestRetry();
     long retry = binding.count.retryMillis();
     out.counted(
         now, false, binding, retry == Count.NEVER ? binding.limit.periodMillis() : retry, false);
@@ -194,7 +194,7 @@ final class Evaluator {
       for (int i = 0; i < call.size(); i++) {
         Call.Counter c = call.counter(i);
         if (c.entry.policy.local == null && c.limit.heldUntilReleased()) {
-          dropped.add(update(call, i));
+          dropped.add(call.update(i));
         }
       }
       if (!dropped.isEmpty()) {
@@ -245,68 +245,6 @@ final class Evaluator {
               + " again (what was counted locally is not pushed)",
           now - since);
     }
-  }
-
-  /** The tier with the fewest permits left, a non-shadow one if any. */
-  private static Call.Counter leastRemaining(Call call) {
-    Call.Counter best = call.counter(0);
-    for (int i = 1; i < call.size(); i++) {
-      Call.Counter c = call.counter(i);
-      // A shadow policy, or the fleet's shedder, describes no client's quota: any other first.
-      boolean shadow = c.entry.policy.shadow || c.entry.policy.shedding;
-      boolean bestShadow = best.entry.policy.shadow || best.entry.policy.shedding;
-      if ((bestShadow && !shadow) || (shadow == bestShadow && remaining(c) < remaining(best))) {
-        best = c;
-      }
-    }
-    return best;
-  }
-
-  private static long remaining(Call.Counter c) {
-    return c.limit.limit() - Math.max(0, c.count.used());
-  }
-
-  /** The failing, non-shadow tier that frees last. */
-  private static Call.Counter latestRetry(Call call) {
-    Call.Counter best = null;
-    for (int i = 0; i < call.size(); i++) {
-      Call.Counter c = call.counter(i);
-      if (!c.count.passed()
-          && !c.entry.policy.shadow
-          && (best == null
-              || unsigned(c.count.retryMillis()) > unsigned(best.count.retryMillis()))) {
-        best = c;
-      }
-    }
-    return best;
-  }
-
-  private static long unsigned(long retry) {
-    return retry == Count.NEVER ? Long.MAX_VALUE : retry;
-  }
-
-  /** The call's counters as updates to refund: all of them, or the failing shadow policies'. */
-  private static List<CounterUpdate> updates(Call call, boolean shadowFailedOnly) {
-    List<CounterUpdate> out = new ArrayList<>(call.size());
-    for (int i = 0; i < call.size(); i++) {
-      Call.Counter c = call.counter(i);
-      if (!shadowFailedOnly || c.entry.shadowFailed) {
-        out.add(update(call, i));
-      }
-    }
-    return out;
-  }
-
-  /** Counter {@code i} of the call as an update. */
-  private static CounterUpdate update(Call call, int i) {
-    return new CounterUpdate(
-        call.rule(i),
-        call.identity(i),
-        call.periodMillis(i),
-        call.window(i),
-        call.delta(i),
-        call.floor(i),
-        call.released(i));
   }
 
   private void refund(Call call, List<CounterUpdate> updates, CounterStore counted) {
@@ -439,7 +377,7 @@ final class Evaluator {
    */
   private void refundSlots(Call call) {
     List<CounterUpdate> slots = new ArrayList<>(0);
-    for (CounterUpdate u : updates(call, false)) {
+    for (CounterUpdate u : call.updates(false)) {
       if (u.released()) {
         slots.add(u);
       }

@@ -47,10 +47,10 @@ final class TwoLayerStore {
   private final CounterStore shared;
   private final InstantSource clock;
   private final long maxCounters;
-  private final Map<CounterKey, Local> counters = new ConcurrentHashMap<>();
+  private final Map<CounterKey, TwoLayerCounter> counters = new ConcurrentHashMap<>();
 
   /** Counters with counts the store has not had yet, each queued once, for the next sync. */
-  private final ConcurrentLinkedQueue<Local> due = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<TwoLayerCounter> due = new ConcurrentLinkedQueue<>();
 
   private final LogGate warnings = new LogGate(10_000);
   private final boolean background;
@@ -78,61 +78,8 @@ final class TwoLayerStore {
     this.background = background;
   }
 
-  /** One counter's local state; every field is guarded by its monitor. */
-  private static final class Local {
-    final CounterKey key;
-    long syncMillis;
-    long window = Long.MIN_VALUE;
-
-    /** The fleet's count of {@code window} as last read (this instance's pushed deltas in it). */
-    long shared;
-
-    /** Counted here in {@code window} and not pushed yet; negative after refunds. */
-    long unsynced;
-
-    /** Being pushed for {@code window}. */
-    long inflight;
-
-    /** Counted here in {@code window}, for the local allowance. */
-    long own;
-
-    /** The fleet's count of {@code window - 1}, as best known (this instance's deltas in it). */
-    long previous;
-
-    /** Counted here in {@code window - 1} and not pushed yet. */
-    long oldUnsynced;
-
-    /** When {@code window} was last pushed (clock millis); MIN_VALUE for not yet. */
-    long lastSync = Long.MIN_VALUE;
-
-    boolean queued;
-
-    /** Swept from the map; a request that still holds it looks again. */
-    boolean gone;
-
-    Local(CounterKey key) {
-      this.key = key;
-    }
-
-    void roll(long w) {
-      if (window != Long.MIN_VALUE && w == window + 1) {
-        previous = shared + inflight + unsynced;
-        oldUnsynced = Math.max(0, unsynced);
-      } else {
-        previous = 0;
-        oldUnsynced = 0;
-      }
-      window = w;
-      shared = 0;
-      unsynced = 0;
-      inflight = 0;
-      own = 0;
-      lastSync = Long.MIN_VALUE;
-    }
-  }
-
   /** A push in flight: which counter, window and delta. */
-  private record Push(Local counter, long window, long delta) {}
+  private record Push(TwoLayerCounter counter, long window, long delta) {}
 
   /**
    * Counts the batch: synced counters here, the others in the shared store.
@@ -183,7 +130,7 @@ final class TwoLayerStore {
       if (batch.syncMillis(i) <= 0) {
         continue;
       }
-      Local c = counters.get(batch.key(i));
+      TwoLayerCounter c = counters.get(batch.key(i));
       long own = 0;
       if (c != null) {
         synchronized (c) {
@@ -206,12 +153,12 @@ final class TwoLayerStore {
     long w = batch.window(i);
     long d = batch.delta(i);
     while (true) {
-      Local c = counters.get(probe);
+      TwoLayerCounter c = counters.get(probe);
       if (c == null) {
         if (counters.size() >= maxCounters) {
           return false;
         }
-        c = counters.computeIfAbsent(probe.copy(), Local::new);
+        c = counters.computeIfAbsent(probe.copy(), TwoLayerCounter::new);
       }
       if (count(batch, i, c, w, d, sync)) {
         return true;
@@ -223,7 +170,7 @@ final class TwoLayerStore {
   }
 
   /** Counts in {@code c}; false when it is gone, or {@code w} is older than its window. */
-  private boolean count(CounterBatch batch, int i, Local c, long w, long d, long sync) {
+  private boolean count(CounterBatch batch, int i, TwoLayerCounter c, long w, long d, long sync) {
     boolean enqueue;
     synchronized (c) {
       if (c.gone || w < c.window) {
@@ -252,7 +199,8 @@ final class TwoLayerStore {
   List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
     List<CounterUpdate> rest = new ArrayList<>(0);
     for (CounterUpdate u : updates) {
-      Local c = counters.get(new CounterKey().set(u.rule(), u.identity(), u.periodMillis()));
+      TwoLayerCounter c =
+          counters.get(new CounterKey().set(u.rule(), u.identity(), u.periodMillis()));
       boolean done = false;
       if (c != null) {
         synchronized (c) {
@@ -330,11 +278,11 @@ final class TwoLayerStore {
    */
   void syncDue() {
     long now = clock.millis();
-    List<Local> later = new ArrayList<>();
+    List<TwoLayerCounter> later = new ArrayList<>();
     List<CounterUpdate> updates = new ArrayList<>();
     List<Push> pushes = new ArrayList<>();
     List<CounterUpdate> takeBack = new ArrayList<>(0);
-    Local c;
+    TwoLayerCounter c;
     while ((c = due.poll()) != null) {
       synchronized (c) {
         boolean ready =
@@ -367,7 +315,7 @@ final class TwoLayerStore {
         }
       }
     }
-    for (Local l : later) {
+    for (TwoLayerCounter l : later) {
       due.add(l);
     }
     if (!takeBack.isEmpty()) {
@@ -414,7 +362,7 @@ final class TwoLayerStore {
     }
     for (int j = 0; j < pushes.size(); j++) {
       Push p = pushes.get(j);
-      Local c = p.counter();
+      TwoLayerCounter c = p.counter();
       boolean requeue = false;
       synchronized (c) {
         boolean current = p.window() == c.window;
@@ -450,10 +398,11 @@ final class TwoLayerStore {
   /** Drops counters whose windows are over and that have nothing left to push. */
   void sweep() {
     long now = clock.millis();
-    for (java.util.Iterator<Map.Entry<CounterKey, Local>> it = counters.entrySet().iterator();
+    for (java.util.Iterator<Map.Entry<CounterKey, TwoLayerCounter>> it =
+            counters.entrySet().iterator();
         it.hasNext(); ) {
-      Map.Entry<CounterKey, Local> e = it.next();
-      Local c = e.getValue();
+      Map.Entry<CounterKey, TwoLayerCounter> e = it.next();
+      TwoLayerCounter c = e.getValue();
       synchronized (c) {
         long nowWindow = Math.floorDiv(now, e.getKey().periodMillis());
         if (c.window < nowWindow - 2
