@@ -91,12 +91,12 @@ public final class RateLimitHeaders {
         out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
         out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
         out.accept("X-RateLimit-Used", Long.toString(d.used()));
-        long resetSeconds = seconds(d.resetAfterMillis());
+        long resetSeconds = Policy.ceilSeconds(d.resetAfterMillis());
         out.accept(
             "X-RateLimit-Reset",
             Long.toString(
                 reset == ResetFormat.EPOCH_SECONDS
-                    ? seconds(nowMillis + d.resetAfterMillis())
+                    ? Policy.ceilSeconds(nowMillis + d.resetAfterMillis())
                     : resetSeconds));
       }
       if (families.contains(Family.IETF)) {
@@ -114,7 +114,7 @@ public final class RateLimitHeaders {
   }
 
   private static long retrySeconds(Outcome d) {
-    return Math.max(1, seconds(d.retryAfterMillis()));
+    return Math.max(1, Policy.ceilSeconds(d.retryAfterMillis()));
   }
 
   /**
@@ -241,11 +241,7 @@ public final class RateLimitHeaders {
 
   /** Rounds up to whole seconds. */
   static long seconds(Duration d) {
-    return seconds(d.toMillis());
-  }
-
-  private static long seconds(long millis) {
-    return Policy.ceilSeconds(millis);
+    return Policy.ceilSeconds(d.toMillis());
   }
 
   static String json(String s) {

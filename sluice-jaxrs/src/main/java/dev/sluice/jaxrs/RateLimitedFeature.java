@@ -1,5 +1,6 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Outcome;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.yaml.Periods;
@@ -155,7 +156,7 @@ final class RateLimitedFeature implements DynamicFeature {
    * 60). The rules live in the feature's limiter, so they follow its reloads, kill switch and
    * per-rule switches.
    */
-  static final class Filter implements ContainerRequestFilter {
+  static final class Filter implements ContainerRequestFilter, Responses.Decider {
     private final RequestLimiter limiter;
     private final RequestLimiter.Binding binding;
     private final ContainerAccess container;
@@ -168,10 +169,12 @@ final class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      Responses.apply(
-          limiter,
-          out -> binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out),
-          ctx);
+      Responses.apply(limiter, this, ctx);
+    }
+
+    @Override
+    public void decide(ContainerRequestContext ctx, Outcome out) {
+      binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out);
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {

@@ -13,7 +13,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,29 +60,34 @@ final class Responses {
    * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
    * limiter fails open on its own errors, and an error here lets the request through.
    */
-  static void apply(RequestLimiter limiter, Consumer<Outcome> decide, ContainerRequestContext ctx) {
+  static void apply(RequestLimiter limiter, Decider decider, ContainerRequestContext ctx) {
     try {
-      Admission.admit(limiter, new Exchange(decide, ctx));
+      Admission.admit(limiter, new Exchange(decider, ctx));
     } catch (IOException e) {
       // A JAX-RS refusal is an aborted request: nothing is written here.
       LOG.error("rate limiting failed; the request goes on unlimited", e);
     }
   }
 
+  /** How a filter decides a request: by the rules, or by a resource method's binding. */
+  interface Decider {
+    void decide(ContainerRequestContext ctx, Outcome out);
+  }
+
   /** A JAX-RS request: its headers wait in the request for the response filter. */
   private static final class Exchange implements Admission.Exchange {
-    private final Consumer<Outcome> decide;
+    private final Decider decider;
     private final ContainerRequestContext ctx;
     private Applied applied;
 
-    Exchange(Consumer<Outcome> decide, ContainerRequestContext ctx) {
-      this.decide = decide;
+    Exchange(Decider decider, ContainerRequestContext ctx) {
+      this.decider = decider;
       this.ctx = ctx;
     }
 
     @Override
     public void decide(Outcome out) {
-      decide.accept(out);
+      decider.decide(ctx, out);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Outcome;
 import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -11,7 +12,7 @@ import jakarta.ws.rs.container.PreMatching;
  * user} keys see their principal.
  */
 @PreMatching
-final class SluiceRequestFilter implements ContainerRequestFilter {
+final class SluiceRequestFilter implements ContainerRequestFilter, Responses.Decider {
 
   private final RequestLimiter limiter;
   private final ContainerAccess container;
@@ -23,6 +24,11 @@ final class SluiceRequestFilter implements ContainerRequestFilter {
 
   @Override
   public void filter(ContainerRequestContext ctx) {
-    Responses.apply(limiter, out -> limiter.decide(new JaxrsRequest(ctx, container), out), ctx);
+    Responses.apply(limiter, this, ctx);
+  }
+
+  @Override
+  public void decide(ContainerRequestContext ctx, Outcome out) {
+    limiter.decide(new JaxrsRequest(ctx, container), out);
   }
 }

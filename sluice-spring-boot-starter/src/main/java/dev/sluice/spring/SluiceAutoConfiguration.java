@@ -57,19 +57,17 @@ public class SluiceAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   CounterStore sluiceCounterStore(SluiceProperties properties) {
-    Map<String, String> settings = new HashMap<>();
-    SluiceProperties.Memcached m = properties.getMemcached();
-    put(settings, "servers", m.getServers());
-    put(settings, "prefix", m.getPrefix());
-    put(settings, "operationTimeout", millis(m.getOperationTimeout()));
-    put(settings, "connectTimeout", millis(m.getConnectTimeout()));
-    Integer max = properties.getInMemory().getMaximumCounters();
-    put(settings, "maximumCounters", max == null ? null : max.toString());
     String store = properties.getStore().trim();
+    Map<String, String> settings = new HashMap<>();
     if (store.equals("in-memory")) {
-      settings.keySet().retainAll(java.util.Set.of("maximumCounters"));
+      Integer max = properties.getInMemory().getMaximumCounters();
+      put(settings, "maximumCounters", max == null ? null : max.toString());
     } else {
-      settings.remove("maximumCounters");
+      SluiceProperties.Memcached m = properties.getMemcached();
+      put(settings, "servers", m.getServers());
+      put(settings, "prefix", m.getPrefix());
+      put(settings, "operationTimeout", millis(m.getOperationTimeout()));
+      put(settings, "connectTimeout", millis(m.getConnectTimeout()));
     }
     try {
       return CounterStoreProvider.create(
@@ -148,15 +146,10 @@ public class SluiceAutoConfiguration {
     if (location.startsWith("file:")) {
       return Optional.of(Path.of(java.net.URI.create(location)));
     }
-    return location.matches("^[a-zA-Z][a-zA-Z0-9+.-]+:.*") && !isWindowsDrive(location)
+    // A URL scheme has two letters or more, so a path after a Windows drive letter reads as a file.
+    return location.matches("^[a-zA-Z][a-zA-Z0-9+.-]+:.*")
         ? Optional.empty()
         : Optional.of(Path.of(location));
-  }
-
-  private static boolean isWindowsDrive(String location) {
-    return location.length() > 2
-        && location.charAt(1) == ':'
-        && Character.isLetter(location.charAt(0));
   }
 
   static RuleSet load(String location, ResourceLoader resources) {
