@@ -102,7 +102,25 @@ final class Call implements CounterBatch {
   /** Whether an entry's policy or identity changed since the last {@link #layOut}. */
   private boolean changed;
 
+  /** The slots this decision holds, once asked for ({@link Engine#slots}); null before. */
+  Slots slots;
+
+  /** The worker shedder whose count of requests in flight the request entered, or null. */
+  LoadShedder inFlight;
+
+  /** When the request entered that count ({@link System#nanoTime}), for an adaptive limit. */
+  long inFlightSince;
+
+  /** The IETF fields of the counters, kept while the same policies apply. */
+  final IetfFields ietf = new IetfFields();
+
   void clear() {
+    if (slots != null) {
+      slots = null;
+    }
+    if (inFlight != null) {
+      inFlight = null;
+    }
     entryCount = 0;
     counterCount = 0;
     synced = false;
@@ -187,6 +205,68 @@ final class Call implements CounterBatch {
 
   int entries() {
     return entryCount;
+  }
+
+  /**
+   * The fleet shedders among the policies added (no client's quota, left out of the IETF fields).
+   */
+  List<String> shedders() {
+    List<String> ids = List.of();
+    for (int e = 0; e < entryCount; e++) {
+      Policy p = entries[e].policy;
+      if (p.shedding) {
+        if (ids.isEmpty()) {
+          ids = new ArrayList<>(2);
+        }
+        ids.add(p.id);
+      }
+    }
+    return ids;
+  }
+
+  /**
+   * A copy of the policies added and, with {@code counters}, of the counters' figures, for an
+   * outcome copied from this call's: what its quotas and IETF fields are read from. It holds no
+   * slots.
+   */
+  Call copy(boolean withCounters) {
+    Call c = new Call();
+    c.entries = new Entry[entryCount];
+    for (int i = 0; i < entryCount; i++) {
+      Entry e = c.entries[i] = new Entry();
+      e.policy = entries[i].policy;
+      e.identity = entries[i].identity;
+      e.firstCounter = entries[i].firstCounter;
+      e.shadowFailed = entries[i].shadowFailed;
+    }
+    c.entryCount = entryCount;
+    int n = withCounters ? counterCount : 0;
+    c.counters = new Counter[n];
+    for (int i = 0; i < n; i++) {
+      Counter from = counters[i];
+      Counter to = c.counters[i] = new Counter();
+      to.entry = c.entries[indexOf(from.entry)];
+      to.tier = from.tier;
+      to.limit = from.limit;
+      to.window = from.window;
+      to.current = from.current;
+      to.previous = from.previous;
+      to.count.copy(from.count);
+    }
+    c.counterCount = n;
+    c.permits = permits;
+    c.now = now;
+    return c;
+  }
+
+  @SuppressWarnings("ReferenceEquality") // the same object
+  private int indexOf(Entry e) {
+    for (int i = 0; i < entryCount; i++) {
+      if (entries[i] == e) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("a counter of no entry");
   }
 
   Entry entry(int i) {

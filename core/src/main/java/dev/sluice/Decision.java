@@ -15,15 +15,21 @@ public final class Decision {
   private final Outcome outcome;
   private final Quota binding;
 
-  /** Wraps an immutable outcome ({@link Outcome#copy}) of a limit that applied. */
+  /**
+   * Wraps a copy ({@link Outcome#copy}) of an outcome where a limit applied, which nothing else
+   * holds.
+   */
   Decision(Outcome outcome) {
     this.outcome = outcome;
     this.binding = outcome.binding();
   }
 
-  /** This decision as an outcome; read-only (a limiter refuses to write into it). */
+  /**
+   * This decision as an outcome, for what reads one ({@code RateLimitHeaders}): a copy of its own
+   * each time, so writing another decision into it leaves this one unchanged.
+   */
   public Outcome outcome() {
-    return outcome;
+    return outcome.copy();
   }
 
   /** Whether the request may proceed. */
@@ -80,7 +86,7 @@ public final class Decision {
    * is then unknown; also empty when the local deny cache answered, apart from the binding.
    */
   public List<Quota> quotas() {
-    return outcome.quotas();
+    return List.copyOf(outcome.quotas());
   }
 
   /** Whether the store answered, and if not, which way the decision fell. */

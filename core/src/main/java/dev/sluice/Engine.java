@@ -85,14 +85,7 @@ public final class Engine {
 
   /** Starts a decision in {@code out}: no policy applies yet. */
   public void begin(Outcome out) {
-    if (out.call == null) {
-      throw new IllegalArgumentException("a decision's outcome is read-only: pass a new Outcome()");
-    }
     out.call.clear();
-    out.slots = null;
-    if (out.inFlight != null) {
-      out.inFlight = null;
-    }
   }
 
   /** Adds a policy that applies, counted against {@code identity}. */
@@ -109,7 +102,7 @@ public final class Engine {
   public boolean decide(Outcome out, long permits) {
     Call call = out.call;
     if (call.entries() == 0) {
-      out.none();
+      Verdicts.none(out);
       return true;
     }
     if (listener == DecisionListener.NONE) {
@@ -134,7 +127,7 @@ public final class Engine {
     Call call = out.call;
     if (call.entries() == 0) {
       evaluator.logFailure(e);
-      out.none();
+      Verdicts.none(out);
     } else {
       evaluator.failed(call, out, e);
     }
@@ -154,10 +147,11 @@ public final class Engine {
    * store counted it. Call it before {@code out} is reused.
    */
   public Slots slots(Outcome out) {
-    if (out.slots == null) {
-      out.slots = LoadShedder.slots(out, heldSlots(out));
+    Call call = out.call;
+    if (call.slots == null) {
+      call.slots = LoadShedder.slots(out, heldSlots(out));
     }
-    return out.slots;
+    return call.slots;
   }
 
   /**
@@ -170,7 +164,7 @@ public final class Engine {
   private Slots heldSlots(Outcome out) {
     Call call = out.call;
     boolean local = out.storeStatus() == StoreStatus.LOCAL;
-    if (call == null || !out.allowed() || (out.storeFailed() && !local && !call.sent)) {
+    if (!out.allowed() || (out.storeFailed() && !local && !call.sent)) {
       return Slots.NONE;
     }
     List<CounterUpdate> held = null;

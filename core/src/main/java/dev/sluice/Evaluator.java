@@ -7,6 +7,8 @@ import dev.sluice.spi.StoreTimeoutException;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,10 +44,11 @@ final class Evaluator {
     return store;
   }
 
-  Evaluator(CounterStore store, InstantSource clock, boolean backgroundSync) {
+  Evaluator(
+      CounterStore store, InstantSource clock, Optional<ScheduledExecutorService> syncScheduler) {
     this.store = store;
     this.clock = clock;
-    this.twoLayer = new TwoLayerStore(store, clock, TwoLayerStore.MAX_COUNTERS, backgroundSync);
+    this.twoLayer = new TwoLayerStore(store, clock, TwoLayerStore.MAX_COUNTERS, syncScheduler);
     this.locals = new LocalCounters(clock, LocalCounters.MAX_COUNTERS);
   }
 
@@ -146,15 +149,20 @@ final class Evaluator {
         // theirs.
         refund(call, call.updates(true), counted);
       }
-      out.counted(now, true, call.leastRemaining(), 0, shadowRejected);
+      Verdicts.counted(out, now, true, call.leastRemaining(), 0, shadowRejected);
       return;
     }
     refund(call, call.updates(false), counted);
     remember(call, now);
     Call.Counter binding = call.latestRetry();
     long retry = binding.count.retryMillis();
-    out.counted(
-        now, false, binding, retry == Count.NEVER ? binding.limit.periodMillis() : retry, false);
+    Verdicts.counted(
+        out,
+        now,
+        false,
+        binding,
+        retry == Count.NEVER ? binding.limit.periodMillis() : retry,
+        false);
   }
 
   /**
@@ -207,7 +215,7 @@ final class Evaluator {
     }
     call.sent = unconfirmed;
     if (answeredWithoutCounting(call, permits, now, out)) {
-      out.decidedLocally();
+      Verdicts.decidedLocally(out);
       return true;
     }
     try {
@@ -217,7 +225,7 @@ final class Evaluator {
       return false;
     }
     evaluate(call, out, now, locals);
-    out.decidedLocally();
+    Verdicts.decidedLocally(out);
     if (!out.allowed() && unconfirmed) {
       refundSlots(call);
     }
@@ -322,7 +330,8 @@ final class Evaluator {
         }
       }
       if (d != null) {
-        out.rejected(
+        Verdicts.rejected(
+            out,
             entry.policy,
             entry.policy.tiers[d.tier()],
             d.used(),
@@ -352,7 +361,7 @@ final class Evaluator {
     if (tier == null) {
       return false;
     }
-    out.rejected(worst, tier, 0, 0, tier.periodMillis(), false);
+    Verdicts.rejected(out, worst, tier, 0, 0, tier.periodMillis(), false);
     return true;
   }
 
@@ -365,7 +374,7 @@ final class Evaluator {
     } else {
       LOG.debug("counter store failed", e);
     }
-    out.withoutCounts(failureBinding(call));
+    Verdicts.withoutCounts(out, failureBinding(call));
     if (!out.allowed()) {
       refundSlots(call);
     }
@@ -394,7 +403,7 @@ final class Evaluator {
    */
   void failed(Call call, Outcome out, RuntimeException e) {
     logFailure(e);
-    out.withoutCounts(failureBinding(call));
+    Verdicts.withoutCounts(out, failureBinding(call));
   }
 
   /** Logs a limiter failure that left nothing to decide on. */

@@ -5,9 +5,8 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +46,10 @@ public final class Governor implements AutoCloseable {
   private final Lease lease;
   private final Pid pid;
   private final LogGate problems = new LogGate(60_000);
-  private final ScheduledExecutorService timer;
+
+  /** The periodic tick; null for a governor ticked by hand. */
+  private final ScheduledFuture<?> task;
+
   final Duration interval;
   private long lastTick = -1;
   private double lastLoad = Double.NaN;
@@ -68,19 +70,8 @@ public final class Governor implements AutoCloseable {
     this.pid =
         new Pid(b.setpoint, b.kp, b.ki, b.kd, b.maxRate, b.tripLevel, maxRise, b.initialRate);
     this.lease = new Lease(values, "governor:" + throttle, b.owner, b.interval.multipliedBy(3));
-    if (background) {
-      timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "sluice-governor-" + throttle);
-                t.setDaemon(true);
-                return t;
-              });
-      long ms = b.interval.toMillis();
-      var unused = timer.scheduleWithFixedDelay(this::tick, 0, ms, TimeUnit.MILLISECONDS);
-    } else {
-      timer = null;
-    }
+    this.task =
+        background ? Background.every(b.scheduler, this::tick, 0, b.interval.toMillis()) : null;
   }
 
   /** A governor of {@code throttle}'s rate knob in {@code values} (the store's shared values). */
@@ -187,8 +178,8 @@ public final class Governor implements AutoCloseable {
   /** Stops steering and hands the lease over. */
   @Override
   public synchronized void close() {
-    if (timer != null) {
-      timer.shutdownNow();
+    if (task != null) {
+      task.cancel(false);
     }
     try {
       lease.release();
@@ -213,6 +204,7 @@ public final class Governor implements AutoCloseable {
     private Duration rampUp = Duration.ofMinutes(2);
     private InstantSource clock = InstantSource.system();
     private String owner = UUID.randomUUID().toString();
+    private ScheduledExecutorService scheduler = Background.shared();
 
     private Builder(SharedValues values, String throttle) {
       this.values = Objects.requireNonNull(values, "values");
@@ -290,7 +282,13 @@ public final class Governor implements AutoCloseable {
       return this;
     }
 
-    /** A governor that steps every interval on a daemon thread. */
+    /** Where {@link #start()}'s governor steps: {@link Background#shared()} by default. */
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /** A governor that steps every interval on its scheduler. */
     public Governor start() {
       return new Governor(this, true);
     }

@@ -6,9 +6,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * malformed line, for its own target. Both are logged, at most once a minute. Knobs never expire on
  * their own: they are stored without a time to live. A store that loses its data (a memcached
  * restart, or an eviction under memory pressure) loses them, and every instance goes back to its
- * rules. Thread-safe; the polling thread is a daemon.
+ * rules. Thread-safe.
  */
 public final class KnobWatcher implements AutoCloseable {
 
@@ -36,43 +35,36 @@ public final class KnobWatcher implements AutoCloseable {
   private final List<Consumer<Knobs>> listeners = new CopyOnWriteArrayList<>();
   private final LogGate failures = new LogGate(LOG_INTERVAL_MILLIS);
   private final LogGate malformed = new LogGate(LOG_INTERVAL_MILLIS);
-  private final ScheduledExecutorService timer;
+
+  /** The periodic read; null for a manual watcher. */
+  private final ScheduledFuture<?> task;
+
   private volatile Knobs current = Knobs.NONE;
   private long version = -1;
 
-  private KnobWatcher(SharedValues values, Duration refresh, boolean background) {
+  private KnobWatcher(
+      SharedValues values, Duration refresh, Optional<ScheduledExecutorService> scheduler) {
     this.values = Objects.requireNonNull(values, "values");
-    checkRefresh(refresh);
-    if (background) {
-      timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "sluice-knobs");
-                t.setDaemon(true);
-                return t;
-              });
-      long ms = refresh.toMillis();
-      var unused = timer.scheduleWithFixedDelay(this::refresh, ms, ms, TimeUnit.MILLISECONDS);
-    } else {
-      timer = null;
-    }
+    long ms = checkRefresh(refresh).toMillis();
     refresh();
+    this.task = scheduler.map(s -> Background.every(s, this::refresh, ms, ms)).orElse(null);
   }
 
   /**
-   * Reads the knobs now and then every {@code refresh} on a daemon thread.
+   * Reads the knobs now and then every {@code refresh} on {@code scheduler}.
    *
    * @throws IllegalArgumentException if {@code refresh} is not positive
    */
-  public static KnobWatcher start(SharedValues values, Duration refresh) {
-    return new KnobWatcher(values, refresh, true);
+  public static KnobWatcher start(
+      SharedValues values, Duration refresh, ScheduledExecutorService scheduler) {
+    return new KnobWatcher(values, refresh, Optional.of(scheduler));
   }
 
   /**
    * A watcher that reads only when {@link #refresh} is called (tests, and callers with a timer).
    */
   public static KnobWatcher manual(SharedValues values) {
-    return new KnobWatcher(values, DEFAULT_REFRESH, false);
+    return new KnobWatcher(values, DEFAULT_REFRESH, Optional.empty());
   }
 
   /**
@@ -146,8 +138,8 @@ public final class KnobWatcher implements AutoCloseable {
   /** Stops reading. */
   @Override
   public void close() {
-    if (timer != null) {
-      timer.shutdownNow();
+    if (task != null) {
+      task.cancel(false);
     }
   }
 }

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 
 /**
@@ -24,8 +25,11 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
   DecisionListener listener = DecisionListener.NONE;
 
-  /** Whether two-layer counters sync on a background thread; tests sync by hand. */
+  /** Whether two-layer counters sync in the background; tests sync by hand. */
   boolean backgroundSync = true;
+
+  /** Where background work runs: knob reads and two-layer syncs. */
+  ScheduledExecutorService scheduler = Background.shared();
 
   /** How often to read the fleet's knobs; empty: they are not read. */
   private Optional<Duration> knobRefresh = Optional.empty();
@@ -58,6 +62,15 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
           "denyCacheSize must be from 0 to " + DenyCache.MAX_CAPACITY + ": " + size);
     }
     this.denyCacheSize = size;
+    return self();
+  }
+
+  /**
+   * Where the limiter's background work runs (reading the knobs, syncing two-layer counters): the
+   * JVM's {@link Background#shared()} scheduler by default.
+   */
+  public B scheduler(ScheduledExecutorService scheduler) {
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     return self();
   }
 
@@ -95,13 +108,13 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /** Starts reading the knobs if asked to, telling {@code apply} of each change. */
   protected Optional<KnobWatcher> watchKnobs(Consumer<Knobs> apply) {
-    Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r));
+    Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, scheduler));
     w.ifPresent(watcher -> watcher.listen(apply));
     return w;
   }
 
   /** The engine these settings describe. */
   Evaluator evaluator() {
-    return new Evaluator(store, clock, backgroundSync);
+    return new Evaluator(store, clock, backgroundSync ? Optional.of(scheduler) : Optional.empty());
   }
 }

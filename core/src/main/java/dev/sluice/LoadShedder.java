@@ -77,7 +77,7 @@ public final class LoadShedder {
 
   /** Sets the request's class on its outcome; tells the listener if the fleet's shedder refused. */
   public void classify(Outcome out, String priorityClass) {
-    out.priorityClass(priorityClass);
+    out.priorityClass = priorityClass;
     if (!out.allowed() && out.shed()) {
       tell(priorityClass, FLEET);
     }
@@ -98,20 +98,18 @@ public final class LoadShedder {
 
   /** Marks {@code out} as refused by the worker-utilization shedder (a 503). */
   public void shed(Outcome out) {
-    String cls = out.priorityClass();
     Tier tier =
         adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
-    out.shedByWorkers(tier, retryAfterMillis);
-    out.priorityClass(cls);
-    tell(cls, WORKERS);
+    Verdicts.shedByWorkers(out, tier, retryAfterMillis);
+    tell(out.priorityClass, WORKERS);
   }
 
   /** Counts an admitted request in flight until its {@link #slots} are released. */
   public void enter(Outcome out) {
     if (sheddingWorkers()) {
       inFlight.incrementAndGet();
-      out.inFlight = this;
-      out.inFlightSince = System.nanoTime();
+      out.call.inFlight = this;
+      out.call.inFlightSince = System.nanoTime();
     }
   }
 
@@ -120,12 +118,13 @@ public final class LoadShedder {
    * entered one ({@link #enter}).
    */
   public static Slots slots(Outcome out, Slots held) {
-    LoadShedder owner = out.inFlight;
+    Call call = out.call;
+    LoadShedder owner = call.inFlight;
     if (owner == null) {
       return held;
     }
-    out.inFlight = null;
-    long since = out.inFlightSince;
+    call.inFlight = null;
+    long since = call.inFlightSince;
     return held.with(() -> owner.exit(since));
   }
 

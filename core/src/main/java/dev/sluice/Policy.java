@@ -234,63 +234,17 @@ public final class Policy {
     if (items == null) {
       items = new String[2 * tiers.length];
       for (int i = 0; i < tiers.length; i++) {
-        items[2 * i] = ietfName(id, tiers[i], tiers.length > 1);
-        items[2 * i + 1] = ietfItem(items[2 * i], tiers[i]);
+        items[2 * i] = IetfFields.name(id, tiers[i], tiers.length > 1);
+        items[2 * i + 1] = IetfFields.item(items[2 * i], tiers[i]);
       }
       ietfItems = items;
     }
     return items;
   }
 
-  /**
-   * A tier's name in the IETF fields, as a structured-field string: the policy id, with the tier's
-   * period when the policy has several tiers ({@code "get-product-10s"}).
-   */
-  static String ietfName(String id, Tier tier, boolean severalTiers) {
-    return "\"" + sfString(severalTiers ? id + "-" + tier.periodText() : id) + "\"";
-  }
-
-  /**
-   * A tier's {@code RateLimit-Policy} item, {@code "name";q=quota;w=seconds}: a window's limit and
-   * period, or a token bucket's burst and the time an empty bucket takes to fill (so that {@code q}
-   * agrees with {@code X-RateLimit-Limit}).
-   */
-  static String ietfItem(String name, Tier tier) {
-    long fillMillis =
-        tier.burst() == tier.limit()
-            ? tier.periodMillis()
-            : (long) Math.ceil((double) tier.burst() * tier.periodMillis() / tier.limit());
-    return name + ";q=" + tier.burst() + ";w=" + ceilSeconds(fillMillis);
-  }
-
-  /** Appends a tier's {@code RateLimit} item: {@code "name";r=remaining;t=seconds}. */
-  static void ietfState(StringBuilder sb, String name, long remaining, long resetAfterMillis) {
-    sb.append(name)
-        .append(";r=")
-        .append(remaining)
-        .append(";t=")
-        .append(ceilSeconds(resetAfterMillis));
-  }
-
   /** Milliseconds rounded up to whole seconds, as every header states them. */
   public static long ceilSeconds(long millis) {
     return -Math.floorDiv(-millis, 1000);
-  }
-
-  /** Structured-field strings allow printable ASCII, with '"' and '\' escaped. */
-  private static String sfString(String s) {
-    StringBuilder sb = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c >= 0x20 && c < 0x7f) {
-        sb.append(c);
-      } else {
-        sb.append('?');
-      }
-    }
-    return sb.toString();
   }
 
   /** This policy as the fleet's load shedder: refusals are 503s, and no deny cache. */

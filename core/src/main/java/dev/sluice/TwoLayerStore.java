@@ -8,11 +8,10 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,7 +52,10 @@ final class TwoLayerStore {
   private final ConcurrentLinkedQueue<TwoLayerCounter> due = new ConcurrentLinkedQueue<>();
 
   private final LogGate warnings = new LogGate(10_000);
-  private final boolean background;
+
+  /** Where the syncs run; empty when tests sync by hand. */
+  private final Optional<ScheduledExecutorService> scheduler;
+
   private volatile boolean started;
   private volatile boolean storeDown;
   private long ticks;
@@ -68,14 +70,18 @@ final class TwoLayerStore {
   final AtomicLong unconfirmedDeltas = new AtomicLong();
 
   /**
-   * @param background whether a daemon thread syncs every {@value #TICK_MILLIS} ms; tests pass
-   *     false and call {@link #syncDue()} themselves
+   * @param scheduler where to sync every {@value #TICK_MILLIS} ms; empty for tests, which call
+   *     {@link #syncDue()} themselves
    */
-  TwoLayerStore(CounterStore shared, InstantSource clock, long maxCounters, boolean background) {
+  TwoLayerStore(
+      CounterStore shared,
+      InstantSource clock,
+      long maxCounters,
+      Optional<ScheduledExecutorService> scheduler) {
     this.shared = shared;
     this.clock = clock;
     this.maxCounters = maxCounters;
-    this.background = background;
+    this.scheduler = scheduler;
   }
 
   /** A push in flight: which counter, window and delta. */
@@ -119,7 +125,7 @@ final class TwoLayerStore {
         batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
       }
     }
-    if (background && !started) {
+    if (!started && scheduler.isPresent()) {
       startSyncer();
     }
   }
@@ -230,24 +236,17 @@ final class TwoLayerStore {
   }
 
   /**
-   * One daemon thread syncs every two-layer store of the JVM; a store that is no longer used is
-   * dropped from it when it is garbage collected.
+   * Syncs every {@value #TICK_MILLIS} ms from now on; the task ends when the store is garbage
+   * collected, so a store no longer used does not stay reachable from the scheduler.
    */
-  private static final ScheduledExecutorService SYNCER =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "sluice-sync");
-            t.setDaemon(true);
-            return t;
-          });
-
   private synchronized void startSyncer() {
     if (started) {
       return;
     }
     java.lang.ref.WeakReference<TwoLayerStore> self = new java.lang.ref.WeakReference<>(this);
-    java.util.concurrent.ScheduledFuture<?> unused =
-        SYNCER.scheduleWithFixedDelay(
+    var unused =
+        Background.every(
+            scheduler.orElseThrow(),
             () -> {
               TwoLayerStore s = self.get();
               if (s == null) {
@@ -256,8 +255,7 @@ final class TwoLayerStore {
               s.tick();
             },
             TICK_MILLIS,
-            TICK_MILLIS,
-            TimeUnit.MILLISECONDS);
+            TICK_MILLIS);
     started = true;
   }
 

@@ -109,7 +109,9 @@ class KnobsTest {
 
   @Test
   void theWatcherRefusesANonPositiveRefresh() {
-    assertThrows(IllegalArgumentException.class, () -> KnobWatcher.start(values, Duration.ZERO));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> KnobWatcher.start(values, Duration.ZERO, Background.shared()));
   }
 
   private void write(String text) {

@@ -84,4 +84,38 @@ class OutcomeReuseTest {
     }
     assertTrue(rejected > 3_000, "the schedule must exercise rejections: " + rejected);
   }
+
+  @Test
+  void aDecisionKeepsItsFiguresWhateverIsWrittenIntoItsOutcomeOrTheOneItCameFrom() {
+    Random random = new Random(12);
+    Side side = Side.create();
+    Outcome out = new Outcome();
+    Decision last = null;
+    String lastQuotas = "";
+    String lastIetf = "";
+    int rejected = 0;
+    for (int i = 0; i < 5_000; i++) {
+      side.clock().advanceMillis(random.nextInt(60));
+      int shape = random.nextInt(4);
+      String key = random.nextBoolean() ? "a" : "b";
+      rejected += side.decide(out, shape, key, key) ? 0 : 1;
+      if (last != null) {
+        String what = "decision before request " + i;
+        assertEquals(lastQuotas, last.quotas().toString(), what);
+        assertEquals(lastIetf, last.outcome().ietfPolicy() + " | " + last.outcome().ietfState());
+      }
+      Decision d = out.toDecision().orElseThrow();
+      assertEquals(out.quotas().toString(), d.quotas().toString());
+      assertEquals(
+          out.ietfPolicy() + " | " + out.ietfState(),
+          d.outcome().ietfPolicy() + " | " + d.outcome().ietfState());
+      // A decision's outcome is the caller's own copy: deciding into it is allowed, and changes
+      // nothing the decision says.
+      side.decide(d.outcome(), 3 - shape, key, key);
+      last = d;
+      lastQuotas = d.quotas().toString();
+      lastIetf = d.outcome().ietfPolicy() + " | " + d.outcome().ietfState();
+    }
+    assertTrue(rejected > 500, "the schedule must exercise rejections: " + rejected);
+  }
 }

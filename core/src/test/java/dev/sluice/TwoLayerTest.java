@@ -186,7 +186,7 @@ class TwoLayerTest {
     layer.sweep();
     assertEquals(0, layer.localCounters());
 
-    TwoLayerStore capped = new TwoLayerStore(store, clock, 2, false);
+    TwoLayerStore capped = new TwoLayerStore(store, clock, 2, java.util.Optional.empty());
     int before = store.incrementCalls();
     for (int i = 0; i < 3; i++) {
       capped.increment(new OneCounter("c" + i, clock.millis() / 1000));

@@ -120,7 +120,7 @@ final class BenchCommand implements Callable<Integer> {
         "bench GET %s at %s/s for %s over %d connections%s%n",
         urls.size() == 1 ? urls.get(0) : urls.get(0) + " and " + (urls.size() - 1) + " more",
         number(rate),
-        dev.sluice.yaml.Periods.format(duration),
+        dev.sluice.Periods.format(duration),
         connections,
         keys > 0 ? ", " + keys + " keys in " + keyHeader : "");
     w.flush();

@@ -77,10 +77,7 @@ final class KnobsCommand implements Runnable {
         throw e;
       } catch (RuntimeException e) {
         throw new IllegalStateException(
-            "memcached at "
-                + servers
-                + " did not answer within "
-                + dev.sluice.yaml.Periods.format(t),
+            "memcached at " + servers + " did not answer within " + dev.sluice.Periods.format(t),
             e);
       } finally {
         store.close();

@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.yaml.Periods;
+import dev.sluice.Periods;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;

@@ -56,6 +56,20 @@ public final class Count {
     return retry;
   }
 
+  /** Sets this count to {@code other}'s inputs and outcome. */
+  public void copy(Count other) {
+    now = other.now;
+    windowStart = other.windowStart;
+    current = other.current;
+    previous = other.previous;
+    permits = other.permits;
+    passed = other.passed;
+    used = other.used;
+    resetAt = other.resetAt;
+    retry = other.retry;
+    settled = other.settled;
+  }
+
   void outcome(boolean passed, long used, long resetAt, long retry, long settled) {
     this.passed = passed;
     this.used = used;

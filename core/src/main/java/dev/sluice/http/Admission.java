@@ -25,7 +25,7 @@ public final class Admission {
   /** One request and its response, as an adapter sees them; a header is {@link #accept}ed. */
   public interface Exchange extends BiConsumer<String, String> {
 
-    /** Decides this request into {@code out}: the limiter's rules, or a binding's. */
+    /** Decides this request into {@code out}: the limiter's rules, or rules bound to a method. */
     void decide(Outcome out);
 
     /**

@@ -7,7 +7,6 @@ import dev.sluice.Knobs;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.LoadShedder;
 import dev.sluice.Outcome;
-import dev.sluice.Policy;
 import dev.sluice.Slots;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
@@ -15,11 +14,9 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,16 +33,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class RequestLimiter {
 
-  /** Each request thread's path segments, reused: matching allocates nothing. */
-  private static final ThreadLocal<PathPattern.Segments> SEGMENTS =
-      ThreadLocal.withInitial(PathPattern.Segments::new);
-
   private static final Logger LOG = LoggerFactory.getLogger(RequestLimiter.class);
 
   private final Engine engine;
   private final InstantSource clock;
-  private final QuotaResolver quotas;
-  private final Map<String, KeyResolver> apps;
+  private final RuleCompiler compiler;
+  private final RequestMatcher matcher;
   private volatile CompiledRules compiled;
   private volatile Knobs knobs = Knobs.NONE;
   private final Optional<KnobWatcher> watcher;
@@ -53,8 +46,9 @@ public final class RequestLimiter {
   private RequestLimiter(Builder b) {
     this.engine = Engine.of(b);
     this.clock = engine.clock();
-    this.quotas = b.quotas;
-    this.apps = Map.copyOf(b.apps);
+    Map<String, KeyResolver> apps = Map.copyOf(b.apps);
+    this.compiler = new RuleCompiler(engine, apps);
+    this.matcher = new RequestMatcher(engine, b.quotas, apps);
     this.compiled = compile(b.rules, List.of());
     this.watcher = b.watch(this::applyKnobs);
   }
@@ -88,18 +82,18 @@ public final class RequestLimiter {
     if (!c.enabled() || (c.active().length == 0 && c.shed() == null)) {
       return engine.decide(out, 1);
     }
-    return decide(request, c, c.active(), null, out);
+    return matcher.decide(request, c, c.active(), null, out);
   }
 
   /**
-   * Puts rules in force that only an adapter's binding applies, such as a JAX-RS resource method's
-   * {@code @RateLimited}: they match no request by path and method themselves, and the binding's
-   * {@link Binding#decide} applies them to the requests the adapter routed there. They share this
-   * limiter's store, settings, kill switch and rule switches, and outlive {@link #update}.
+   * Puts rules in force that only an adapter applies, such as a JAX-RS resource method's
+   * {@code @RateLimited}: they match no request by path and method themselves, and the returned
+   * {@link BoundRules#decide} applies them to the requests the adapter routed there. They share
+   * this limiter's store, settings, kill switch and rule switches, and outlive {@link #update}.
    *
    * @throws IllegalArgumentException if a rule's id is already in force
    */
-  public synchronized Binding bind(List<Rule> rules) {
+  public synchronized BoundRules bind(List<Rule> rules) {
     List<Rule> all = new ArrayList<>(compiled.bound());
     List<String> ids = new ArrayList<>();
     for (Rule r : rules) {
@@ -111,11 +105,11 @@ public final class RequestLimiter {
       ids.add(r.id());
     }
     this.compiled = compile(compiled.rules(), all);
-    return new Binding(ids.toArray(new String[0]));
+    return new BoundRules(ids.toArray(new String[0]));
   }
 
   /** Rules bound to one place in an adapter; see {@link #bind}. Thread-safe. */
-  public final class Binding {
+  public final class BoundRules {
     private final String[] ids;
 
     /** The enabled rules of {@link #ids} in the rule set they were resolved from. */
@@ -123,11 +117,11 @@ public final class RequestLimiter {
 
     private record Resolved(CompiledRules from, ActiveRule[] active) {}
 
-    private Binding(String[] ids) {
+    private BoundRules(String[] ids) {
       this.ids = ids;
     }
 
-    /** The binding's enabled rules in {@code c}, resolved once per rule set. */
+    /** The enabled ones of these rules in {@code c}, resolved once per rule set. */
     @SuppressWarnings("ReferenceEquality") // the same compiled rules, not equal ones
     private ActiveRule[] active(CompiledRules c) {
       Resolved r = resolved;
@@ -146,9 +140,9 @@ public final class RequestLimiter {
     }
 
     /**
-     * Decides for a request the adapter routed to this binding; empty when none of its rules
-     * applies (disabled, no identity, or the kill switch is on). {@code pathParameters} feed the
-     * rules' {@code path:NAME} keys. Never throws, as {@link RequestLimiter#decide}.
+     * Decides for a request the adapter routed to these rules; empty when none of its rules applies
+     * (disabled, no identity, or the kill switch is on). {@code pathParameters} feed the rules'
+     * {@code path:NAME} keys. Never throws, as {@link RequestLimiter#decide}.
      */
     public Optional<Decision> decide(RequestInfo request, Map<String, String> pathParameters) {
       Outcome out = new Outcome();
@@ -164,105 +158,9 @@ public final class RequestLimiter {
         return engine.decide(out, 1);
       }
       ActiveRule[] active = active(c);
-      return RequestLimiter.this.decide(
+      return matcher.decide(
           request, c, active, Objects.requireNonNull(pathParameters, "pathParameters"), out);
     }
-  }
-
-  /**
-   * Decides by the candidates; matches method and path unless {@code bound} carries the path
-   * parameters of an adapter's binding.
-   */
-  private boolean decide(
-      RequestInfo request,
-      CompiledRules c,
-      ActiveRule[] candidates,
-      Map<String, String> bound,
-      Outcome out) {
-    ActiveRule current = null;
-    try {
-      PathPattern.Segments path = null;
-      PathPattern.Segments resolved = null;
-      if (bound == null) {
-        path = SEGMENTS.get();
-        path.of(request.path());
-        resolved = request.dotSegmentsAreData() ? null : path.resolved();
-      }
-      String method = bound == null ? upper(request.method()) : null;
-      for (ActiveRule a : candidates) {
-        current = a;
-        Map<String, String> captures = bound;
-        Map<String, String> other = null;
-        if (bound == null) {
-          if (!a.matchesMethod(method)) {
-            continue;
-          }
-          captures = a.pattern.match(path);
-          other = resolved == null ? null : a.pattern.match(resolved);
-          if (captures == null) {
-            captures = other;
-            other = null;
-            if (captures == null) {
-              continue;
-            }
-          }
-        }
-        Policy policy = null;
-        String identity = a.identity(request, captures, c.clients(), apps);
-        if (identity != null) {
-          policy = a.policyFor(quotas.quota(request, a.rule));
-          engine.add(out, policy, identity);
-        }
-        if (other != null && !other.equals(captures)) {
-          // Both readings match, with other captures: counted under both, the stricter reading.
-          String second = a.identity(request, other, c.clients(), apps);
-          if (second != null && !second.equals(identity)) {
-            engine.add(
-                out, policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)), second);
-          }
-        }
-      }
-      current = null;
-      SheddingPlan s = bound == null ? c.shed() : null;
-      if (s == null) {
-        return engine.decide(out, 1);
-      }
-      int cls = s.classify(method, path, request);
-      if (resolved != null) {
-        cls = s.shedFirst(cls, s.classify(method, resolved, request));
-      }
-      if (s.fleetAll != null) {
-        engine.add(out, s.fleetAll, SheddingPlan.FLEET_IDENTITY);
-        if (!s.critical(cls)) {
-          engine.add(out, s.fleetNonCritical, SheddingPlan.FLEET_IDENTITY);
-        }
-      }
-      boolean allowed = engine.decide(out, 1);
-      s.shedder.classify(out, s.name(cls));
-      if (!allowed) {
-        return false;
-      }
-      // In flight from here: the worker deciding is busy with this request.
-      s.shedder.enter(out);
-      if (s.shedder.sheds(s.rank(cls), s.ranks)) {
-        // Refused after the store counted it: what it took goes back at once.
-        engine.slots(out).release();
-        s.shedder.shed(out);
-        return false;
-      }
-      return true;
-    } catch (RuntimeException e) {
-      if (current != null) {
-        // The rule being read when it failed applies, to decide by its failure setting.
-        engine.add(out, current.policy, "");
-      }
-      engine.failed(out, e);
-      return out.allowed();
-    }
-  }
-
-  private static String upper(String method) {
-    return method == null ? "" : method.toUpperCase(Locale.ROOT);
   }
 
   /** Whether any rule in force, bound ones included, keys on the client address ({@code ip}). */
@@ -410,101 +308,7 @@ public final class RequestLimiter {
   }
 
   private CompiledRules compile(RuleSet rules, List<Rule> bound) {
-    List<Rule> all = new ArrayList<>(rules.rules());
-    all.addAll(bound);
-    for (Rule r : all) {
-      for (String k : r.key()) {
-        KeySource s = KeySource.parse(k);
-        if (s.kind == KeySource.Kind.APP && !apps.containsKey(s.name)) {
-          throw new IllegalArgumentException(
-              "rule '"
-                  + r.id()
-                  + "' keys on "
-                  + k
-                  + ", but no key resolver '"
-                  + s.name
-                  + "' is registered (RequestLimiter.Builder.keyResolver)");
-        }
-      }
-    }
-    Knobs k = knobs;
-    List<String> problems = new ArrayList<>(0);
-    List<ActiveRule> active = new ArrayList<>();
-    for (Rule r : rules.rules()) {
-      Rule t = tuned(r, k);
-      if (t.enabled()) {
-        active.add(new ActiveRule(t, policy(t, k, problems)));
-      }
-    }
-    Map<String, ActiveRule> boundActive = new HashMap<>();
-    for (Rule r : bound) {
-      Rule t = tuned(r, k);
-      if (t.enabled()) {
-        boundActive.put(r.id(), new ActiveRule(t, policy(t, k, problems)));
-      }
-    }
-    CompiledRules before = compiled;
-    SheddingPlan shed =
-        rules
-            .shedding()
-            .map(
-                s ->
-                    before != null && before.shed() != null && before.shed().settings.equals(s)
-                        ? before.shed()
-                        : new SheddingPlan(s, engine))
-            .orElse(null);
-    boolean holdsSlots =
-        shed != null
-            || active.stream().anyMatch(ActiveRule::holdsSlots)
-            || boundActive.values().stream().anyMatch(ActiveRule::holdsSlots);
-    return new CompiledRules(
-        rules,
-        rules.enabled() && k.enabled(),
-        active.toArray(new ActiveRule[0]),
-        List.copyOf(bound),
-        Map.copyOf(boundActive),
-        new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),
-        shed,
-        holdsSlots,
-        List.copyOf(problems));
-  }
-
-  /** The rule with its {@code enabled} and {@code shadow} knobs applied. */
-  private static Rule tuned(Rule r, Knobs k) {
-    Optional<Boolean> enabled = k.ruleEnabled(r.id());
-    Optional<Boolean> shadow = k.ruleShadow(r.id());
-    if (enabled.isEmpty() && shadow.isEmpty()) {
-      return r;
-    }
-    Rule.Builder b = r.toBuilder();
-    enabled.ifPresent(b::enabled);
-    shadow.ifPresent(b::shadow);
-    return b.build();
-  }
-
-  /**
-   * The rule's policy, with its {@code limit} knob applied when the rule can take it; a knob it
-   * cannot take is ignored (logged once, and added to {@code problems}).
-   */
-  private Policy policy(Rule r, Knobs k, List<String> problems) {
-    Policy p =
-        engine
-            .policy(
-                r.id(), r.algorithm(), r.tiers(), r.failClosed(), r.shadow(), r.staggerWindows())
-            .withSync(r.sync())
-            .withStoreFailure(r.onStoreFailure(), r.instances());
-    OptionalLong limit = k.ruleLimit(r.id());
-    if (limit.isEmpty()) {
-      return p;
-    }
-    try {
-      return p.withFirstLimit(limit.getAsLong());
-    } catch (IllegalArgumentException e) {
-      String problem = "rule:" + r.id() + " limit=" + limit.getAsLong() + ": " + e.getMessage();
-      problems.add(problem);
-      Knobs.ignored(problem);
-      return p;
-    }
+    return compiler.compile(rules, bound, knobs, compiled);
   }
 
   /** Configures a {@link RequestLimiter}. */

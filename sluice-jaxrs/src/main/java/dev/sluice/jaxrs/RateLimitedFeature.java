@@ -1,9 +1,9 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Outcome;
+import dev.sluice.Periods;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
-import dev.sluice.yaml.Periods;
 import jakarta.ws.rs.HttpMethod;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Priorities;
@@ -85,14 +85,14 @@ final class RateLimitedFeature implements DynamicFeature {
         throw new IllegalStateException(where + ": " + e.getMessage(), e);
       }
     }
-    RequestLimiter.Binding binding;
+    RequestLimiter.BoundRules bound;
     try {
-      binding = limiter.bind(rules);
+      bound = limiter.bind(rules);
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException(
           type.getSimpleName() + "." + m.getName() + ": " + e.getMessage(), e);
     }
-    context.register(new Filter(limiter, binding, container), Priorities.AUTHENTICATION + 60);
+    context.register(new Filter(limiter, bound, container), Priorities.AUTHENTICATION + 60);
   }
 
   private static String httpMethod(Method m) {
@@ -158,12 +158,12 @@ final class RateLimitedFeature implements DynamicFeature {
    */
   static final class Filter implements ContainerRequestFilter, Responses.Decider {
     private final RequestLimiter limiter;
-    private final RequestLimiter.Binding binding;
+    private final RequestLimiter.BoundRules bound;
     private final ContainerAccess container;
 
-    Filter(RequestLimiter limiter, RequestLimiter.Binding binding, ContainerAccess container) {
+    Filter(RequestLimiter limiter, RequestLimiter.BoundRules bound, ContainerAccess container) {
       this.limiter = limiter;
-      this.binding = binding;
+      this.bound = bound;
       this.container = container;
     }
 
@@ -174,7 +174,7 @@ final class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void decide(ContainerRequestContext ctx, Outcome out) {
-      binding.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out);
+      bound.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out);
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {

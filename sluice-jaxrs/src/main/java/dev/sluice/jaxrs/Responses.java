@@ -29,8 +29,8 @@ final class Responses {
   private Responses() {}
 
   /**
-   * What a request's decisions leave for its response: whether the binding one allowed, how much it
-   * left, and its headers, written once from the live outcome.
+   * What a request's decisions leave for its response: whether the deciding one allowed, how much
+   * it left, and its headers, written once from the live outcome.
    */
   static final class Applied implements BiConsumer<String, String> {
     final boolean allowed;

@@ -113,7 +113,7 @@ public final class SluiceFilter implements Filter {
     if (knobs != null) {
       try {
         b.knobs(
-            dev.sluice.yaml.Periods.parse(knobs.trim())
+            dev.sluice.Periods.parse(knobs.trim())
                 .orElseThrow(
                     () -> new IllegalArgumentException("not a period (1s, 500ms): " + knobs)));
       } catch (RuntimeException e) {

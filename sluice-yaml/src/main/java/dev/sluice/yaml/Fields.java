@@ -1,5 +1,6 @@
 package dev.sluice.yaml;
 
+import dev.sluice.Periods;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -127,7 +128,7 @@ class Fields {
   /** A duration such as {@code 500ms}, {@code 28s} or {@code 2m}; 0 allowed. */
   Duration duration(Node node, String f) {
     String text = scalar(node, f).trim();
-    Duration d = text.equals("0") ? Duration.ZERO : Periods.read(text);
+    Duration d = text.equals("0") ? Duration.ZERO : Periods.read(text).orElse(null);
     if (d == null) {
       throw error(node, f, "bad duration '" + text + "' (use e.g. 500ms, 28s, 2m)");
     }

@@ -2,6 +2,7 @@ package dev.sluice.yaml;
 
 import dev.sluice.Algorithm;
 import dev.sluice.OnStoreFailure;
+import dev.sluice.Periods;
 import dev.sluice.Sync;
 import dev.sluice.Tier;
 import dev.sluice.algorithm.WindowLimit;
@@ -157,7 +158,7 @@ final class RuleReader extends Fields {
       long limit = wholeNumber(limitNode, tf + ".limit");
       Node periodNode = require(t, tiers.get(i), tf, "period");
       String periodText = scalar(periodNode, tf + ".period");
-      Duration period = Periods.read(periodText);
+      Duration period = Periods.read(periodText).orElse(null);
       if (period == null || period.isZero()) {
         throw error(
             periodNode,
@@ -211,7 +212,7 @@ final class RuleReader extends Fields {
     Duration ttl = Rule.DEFAULT_SLOT_TTL;
     if (m.containsKey("slotTtl")) {
       String t = scalar(m.get("slotTtl"), f + ".slotTtl");
-      ttl = Periods.read(t);
+      ttl = Periods.read(t).orElse(null);
       if (ttl == null || ttl.toMillis() < 1) {
         throw error(m.get("slotTtl"), f + ".slotTtl", "bad period '" + t + "' (use e.g. 30s)");
       }
@@ -226,7 +227,7 @@ final class RuleReader extends Fields {
     if (text.equals("off")) {
       return null;
     }
-    Duration d = Periods.read(text);
+    Duration d = Periods.read(text).orElse(null);
     if (d == null || d.toMillis() < 1) {
       throw error(node, f, "bad sync interval '" + text + "' (use e.g. 100ms, 200ms, 1s, or off)");
     }

@@ -1,5 +1,6 @@
 package dev.sluice.yaml;
 
+import dev.sluice.Background;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
 import java.io.IOException;
@@ -7,8 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps a {@link RequestLimiter} in step with its rules file: checks the file every interval and
  * puts a changed file in force at once. A bad edit is logged with its line and field, and the last
- * good rules stay in force. One daemon thread; {@link #close()} stops it. Thread-safe.
+ * good rules stay in force. {@link #close()} stops the checks. Thread-safe.
  */
 public final class RulesFile implements AutoCloseable {
 
@@ -24,41 +25,43 @@ public final class RulesFile implements AutoCloseable {
 
   private final Path file;
   private final RequestLimiter limiter;
-  private final ScheduledExecutorService timer;
+
+  /** The periodic check; null when the file is read only on {@link #reload()}. */
+  private final ScheduledFuture<?> task;
+
   private byte[] last;
 
   /** What was last logged about the file being unreadable; null while it reads. */
   private String problem;
 
-  private RulesFile(Path file, RequestLimiter limiter, Duration interval) {
+  private RulesFile(
+      Path file, RequestLimiter limiter, Duration interval, ScheduledExecutorService scheduler) {
     this.file = file;
     this.limiter = limiter;
     this.last = read();
-    if (interval.isZero()) {
-      this.timer = null;
-    } else {
-      this.timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "sluice-rules-watch");
-                t.setDaemon(true);
-                return t;
-              });
-      long ms = interval.toMillis();
-      java.util.concurrent.ScheduledFuture<?> unused =
-          timer.scheduleWithFixedDelay(this::reload, ms, ms, TimeUnit.MILLISECONDS);
-    }
+    long ms = interval.toMillis();
+    this.task =
+        ms == 0
+            ? null
+            : scheduler.scheduleWithFixedDelay(this::reload, ms, ms, TimeUnit.MILLISECONDS);
   }
 
   /**
    * Watches {@code file} for {@code limiter}, checking every {@code interval} (zero: only when
-   * {@link #reload()} is called). The limiter should already hold the file's rules.
+   * {@link #reload()} is called) on the JVM's {@link Background#shared()} scheduler. The limiter
+   * should already hold the file's rules.
    */
   public static RulesFile watch(Path file, RequestLimiter limiter, Duration interval) {
+    return watch(file, limiter, interval, Background.shared());
+  }
+
+  /** {@link #watch(Path, RequestLimiter, Duration)}, checking on {@code scheduler}. */
+  public static RulesFile watch(
+      Path file, RequestLimiter limiter, Duration interval, ScheduledExecutorService scheduler) {
     if (interval.isNegative()) {
       throw new IllegalArgumentException("interval must be >= 0");
     }
-    return new RulesFile(file, limiter, interval);
+    return new RulesFile(file, limiter, interval, scheduler);
   }
 
   /**
@@ -115,8 +118,8 @@ public final class RulesFile implements AutoCloseable {
 
   @Override
   public void close() {
-    if (timer != null) {
-      timer.shutdownNow();
+    if (task != null) {
+      task.cancel(false);
     }
   }
 }

@@ -9,7 +9,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * it every {@link #PROBE_MILLIS} ms with a plain TCP connect; when it answers, a new client is
  * connected, and once it has reached that node it takes the old one's place (which is shut down
  * after its operations in flight). Calls keep going to the old client until then, so nodes that
- * never failed see no gap. The probe runs on one daemon thread that exists only while a node is
- * lost.
+ * never failed see no gap. Probes, the wait for the new client and the old one's shutdown are tasks
+ * on the store's scheduler; none blocks it longer than a probe's connect.
  */
 final class Connection implements AutoCloseable {
 
@@ -53,7 +54,7 @@ final class Connection implements AutoCloseable {
   private final Nodes nodes;
   private final AtomicInteger opened = new AtomicInteger();
   private final Set<SocketAddress> probing = ConcurrentHashMap.newKeySet();
-  private final ScheduledThreadPoolExecutor prober;
+  private final ScheduledExecutorService scheduler;
   private volatile MemcachedClient client;
   private volatile boolean closed;
 
@@ -61,23 +62,14 @@ final class Connection implements AutoCloseable {
       Supplier<ConnectionFactoryBuilder> factory,
       List<InetSocketAddress> servers,
       long connectTimeoutMillis,
-      Nodes nodes)
+      Nodes nodes,
+      ScheduledExecutorService scheduler)
       throws IOException {
     this.factory = factory;
     this.servers = List.copyOf(servers);
     this.connectTimeoutMillis = connectTimeoutMillis;
     this.nodes = nodes;
-    this.prober =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "sluice-memcached-reconnect");
-              t.setDaemon(true);
-              return t;
-            });
-    prober.setKeepAliveTime(10, TimeUnit.SECONDS);
-    prober.allowCoreThreadTimeOut(true);
-    prober.setRemoveOnCancelPolicy(true);
+    this.scheduler = scheduler;
     Observer first = new Observer(null);
     this.client = open(first);
     first.owner = client;
@@ -112,9 +104,9 @@ final class Connection implements AutoCloseable {
 
   private void schedule(SocketAddress node) {
     try {
-      var unused = prober.schedule(() -> check(node), PROBE_MILLIS, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      probing.remove(node); // closed
+      var unused = scheduler.schedule(() -> check(node), PROBE_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      probing.remove(node); // the application shut its scheduler down
     }
   }
 
@@ -123,11 +115,11 @@ final class Connection implements AutoCloseable {
       probing.remove(node); // spymemcached reconnected it first, or the store is closed
       return;
     }
-    if (accepts(node) && replaceReaching(node)) {
-      probing.remove(node);
-      return;
+    if (accepts(node)) {
+      replaceReaching(node);
+    } else {
+      schedule(node);
     }
-    schedule(node);
   }
 
   private static boolean accepts(SocketAddress node) {
@@ -139,42 +131,65 @@ final class Connection implements AutoCloseable {
     }
   }
 
-  /** Connects a new client; once it reaches {@code node}, it replaces the current one. */
-  private boolean replaceReaching(SocketAddress node) {
+  /**
+   * Connects a new client; once it reaches {@code node}, it replaces the current one. If it does
+   * not within the connect timeout, it is dropped and the probing goes on.
+   */
+  private void replaceReaching(SocketAddress node) {
     Observer o = new Observer(node);
     MemcachedClient fresh;
     try {
       fresh = open(o);
     } catch (IOException e) {
-      return false;
+      schedule(node);
+      return;
     }
     o.owner = fresh;
     try {
-      o.reached.get(connectTimeoutMillis, TimeUnit.MILLISECONDS);
-    } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
+      // Not reached within the connect timeout: given up.
+      var unused =
+          scheduler.schedule(
+              () -> o.reached.completeExceptionally(new TimeoutException()),
+              connectTimeoutMillis,
+              TimeUnit.MILLISECONDS);
+      o.reached
+          .whenCompleteAsync(
+              (reached, failed) -> {
+                if (failed != null) {
+                  fresh.shutdown(0, TimeUnit.MILLISECONDS);
+                  schedule(node);
+                } else {
+                  swap(node, fresh, o);
+                }
+              },
+              scheduler)
+          .exceptionally(e -> null); // swap and shutdown throw nothing a caller could handle
+    } catch (RejectedExecutionException e) {
+      probing.remove(node); // the application shut its scheduler down
       fresh.shutdown(0, TimeUnit.MILLISECONDS);
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      fresh.shutdown(0, TimeUnit.MILLISECONDS);
-      return false;
     }
+  }
+
+  private void swap(SocketAddress node, MemcachedClient fresh, Observer o) {
+    probing.remove(node);
     MemcachedClient old;
     synchronized (this) {
       if (closed) {
         fresh.shutdown(0, TimeUnit.MILLISECONDS);
-        return true;
+        return;
       }
       old = client;
       client = fresh;
     }
     o.up.forEach(nodes::up);
     LOG.info("memcached node {} accepts connections again: a new client replaced the old", node);
-    // Off the probe thread: the old client's shutdown waits up to a second for its operations.
-    Thread t = new Thread(() -> old.shutdown(1, TimeUnit.SECONDS), "sluice-memcached-retire");
-    t.setDaemon(true);
-    t.start();
-    return true;
+    // The old client's operations in flight get a second to finish before it is shut down.
+    try {
+      var unused =
+          scheduler.schedule(() -> old.shutdown(0, TimeUnit.MILLISECONDS), 1, TimeUnit.SECONDS);
+    } catch (RejectedExecutionException e) {
+      old.shutdown(0, TimeUnit.MILLISECONDS);
+    }
   }
 
   @Override
@@ -184,7 +199,6 @@ final class Connection implements AutoCloseable {
       closed = true;
       c = client;
     }
-    prober.shutdownNow();
     c.shutdown(1, TimeUnit.SECONDS);
   }
 

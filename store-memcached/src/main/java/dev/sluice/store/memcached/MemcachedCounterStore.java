@@ -1,6 +1,6 @@
 package dev.sluice.store.memcached;
 
-import dev.failsafe.CircuitBreaker;
+import dev.sluice.Background;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -9,28 +9,16 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.ScheduledExecutorService;
 import net.spy.memcached.AddrUtil;
-import net.spy.memcached.CASResponse;
-import net.spy.memcached.CASValue;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
-import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Counters in Memcached, shared by every instance of a fleet.
@@ -63,51 +51,28 @@ import org.slf4j.LoggerFactory;
  */
 public final class MemcachedCounterStore implements CounterStore {
 
-  private static final Logger LOG = LoggerFactory.getLogger(MemcachedCounterStore.class);
-
   /** Added to two periods when choosing a window's TTL: room for clock skew between instances. */
   static final long TTL_SLACK_SECONDS = 10;
 
   /** Memcached reads an expiry beyond this many seconds as an absolute Unix time. */
   static final long MAX_RELATIVE_TTL = 60L * 60 * 24 * 30;
 
-  private static final int CREATION_RACE_RETRIES = 3;
-
   static final int PREVIOUS_CACHE_SIZE = 100_000;
 
-  /**
-   * The count of each counter's last window read, by the counter's key without its window; cleared
-   * whole when full (refilled by one get each). One entry per counter, not per window: the table
-   * stays as small as the set of active clients, and a lookup stays in cache.
-   */
-  private final ConcurrentHashMap<String, PreviousCount> previousCounts = new ConcurrentHashMap<>();
+  /** The count of each counter's last ended window read. */
+  final PreviousCounts previous = new PreviousCounts(PREVIOUS_CACHE_SIZE);
 
-  /**
-   * The value each running counter (a token bucket's theoretical arrival time) had when this
-   * instance last wrote it, by key; cleared whole when full. A counter this instance saw ahead of
-   * its floor, or behind it by less than {@link #slack}, is moved by {@code incr} (one round trip);
-   * any other (an idle bucket) by {@code gets} and compare-and-set, so an increment never lands on
-   * a value left far behind.
-   */
-  private final ConcurrentHashMap<String, Running> runningValues = new ConcurrentHashMap<>();
-
-  /**
-   * A running counter's value as this instance last saw it, and when this instance last renewed its
-   * expiry (clock millis).
-   */
-  private record Running(long value, long renewed) {}
-
-  /** The count of window {@code window} of a counter, which has ended. */
-  private record PreviousCount(long window, long count) {}
+  /** This instance's view of each running counter (a token bucket's arrival time). */
+  final RunningCounters running = new RunningCounters(PREVIOUS_CACHE_SIZE);
 
   private final Connection connection;
-  private final Keys keys;
+  final Keys keys;
   private final long timeoutNanos;
-  private final InstantSource clock;
-  private final NodeHealth health;
+  final InstantSource clock;
+  final NodeHealth health;
   private final MemcachedValues values;
   private final String servers;
-  private final boolean bulkGets;
+  final boolean bulkGets;
 
   /** The server when there is only one, else null. */
   private final SocketAddress singleNode;
@@ -139,7 +104,8 @@ public final class MemcachedCounterStore implements CounterStore {
                     .setDaemon(true),
             b.servers,
             b.connectTimeout.toMillis(),
-            health);
+            health,
+            b.scheduler);
     this.values = new MemcachedValues(connection, b.prefix, b.operationTimeout);
     this.singleNode =
         b.servers.size() == 1
@@ -189,8 +155,7 @@ public final class MemcachedCounterStore implements CounterStore {
     for (CounterUpdate u : updates) {
       String key = keys.key(u);
       if (u.running()) {
-        runningValues.computeIfPresent(
-            key, (k, r) -> new Running(r.value() - u.delta(), r.renewed()));
+        running.refund(key, u.delta());
       }
       if (health.breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
@@ -246,12 +211,12 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   private Batch send(List<CounterUpdate> updates) {
-    Batch batch = new Batch(updates);
+    Batch batch = new Batch(this, updates);
     batch.send();
     return batch;
   }
 
-  private SocketAddress nodeOf(String key) {
+  SocketAddress nodeOf(String key) {
     if (singleNode != null) {
       return singleNode; // one server: no need to hash the key (Ketama's MD5) to find it
     }
@@ -259,500 +224,16 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   /**
-   * Queues the reads of the previous windows: one multiget per node when {@link Builder#bulkGets}
-   * is on (the default), else one get per key. Per node, not one bulk get for all: a bulk get fails
-   * whole when one of its nodes is down, and a previous window may live on another node than its
-   * current window.
-   */
-  private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
-    if (!bulkGets || unknown.size() < 2) {
-      for (String k : unknown) {
-        gets.computeIfAbsent(k, client()::asyncGet);
-      }
-      return;
-    }
-    Map<SocketAddress, List<String>> byNode = new HashMap<>(4);
-    for (String k : unknown) {
-      byNode.computeIfAbsent(nodeOf(k), n -> new ArrayList<>()).add(k);
-    }
-    for (List<String> keysOfNode : byNode.values()) {
-      if (keysOfNode.size() == 1) {
-        gets.computeIfAbsent(keysOfNode.get(0), client()::asyncGet);
-        continue;
-      }
-      BulkFuture<Map<String, Object>> bulk = client().asyncGetBulk(keysOfNode);
-      for (String k : keysOfNode) {
-        gets.put(k, new OneOfBulk(bulk, k));
-      }
-    }
-  }
-
-  /** One key's value out of a multiget. */
-  private static final class OneOfBulk implements Future<Object> {
-    private final BulkFuture<Map<String, Object>> bulk;
-    private final String key;
-
-    OneOfBulk(BulkFuture<Map<String, Object>> bulk, String key) {
-      this.bulk = bulk;
-      this.key = key;
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterrupt) {
-      return bulk.cancel(mayInterrupt);
-    }
-
-    @Override
-    public boolean isCancelled() {
-      return bulk.isCancelled();
-    }
-
-    @Override
-    public boolean isDone() {
-      return bulk.isDone();
-    }
-
-    @Override
-    public Object get() throws InterruptedException, ExecutionException {
-      Map<String, Object> m = bulk.get();
-      return m == null ? null : m.get(key);
-    }
-
-    @Override
-    public Object get(long timeout, TimeUnit unit)
-        throws InterruptedException, ExecutionException, TimeoutException {
-      Map<String, Object> m = bulk.get(timeout, unit);
-      return m == null ? null : m.get(key);
-    }
-  }
-
-  /** The keys and futures of one decision's operations, awaited under one deadline. */
-  private final class Batch {
-    final List<CounterUpdate> updates;
-
-    /** Each counter's key: its current window's, or a running counter's one key. */
-    final String[] current;
-
-    /** Each window counter's key without its window: the previous-count cache's key. */
-    final String[] names;
-
-    /** The previous window's key where its count is read with this batch, else null. */
-    final String[] previous;
-
-    /** The previous counts the cache knew; 0 where read with the batch, and for a running one. */
-    final long[] known;
-
-    final OperationFuture<Long>[] incrs;
-
-    /**
-     * For a running counter: a get-and-touch queued behind its increment when its expiry is due for
-     * renewal ({@link #renewDue}), which also reads the value and CAS id a catch-up starts from;
-     * or, for one not seen lately and not incremented, the get its compare-and-set starts from.
-     */
-    final OperationFuture<CASValue<Object>>[] touches;
-
-    /**
-     * For a running counter moved by {@code incr}: what was added (its delta, plus any catch-up to
-     * the floor), and the value this instance reserved for the request ({@link #reserve}).
-     */
-    final long[] amounts;
-
-    final long[] reserved;
-
-    /** The reads of the previous windows, by key; most decisions have none. */
-    private Map<String, Future<Object>> gets = Map.of();
-
-    /** The breaker of each increment's node. */
-    private CircuitBreaker<Object>[] nodes;
-
-    private boolean recorded;
-
-    /** Names the counters, and takes each previous count the cache knows. */
-    @SuppressWarnings("unchecked")
-    Batch(List<CounterUpdate> updates) {
-      int n = updates.size();
-      this.updates = updates;
-      this.current = new String[n];
-      this.names = new String[n];
-      this.previous = new String[n];
-      this.known = new long[n];
-      this.incrs = new OperationFuture[n];
-      this.touches = new OperationFuture[n];
-      this.amounts = new long[n];
-      this.reserved = new long[n];
-      for (int i = 0; i < n; i++) {
-        CounterUpdate u = updates.get(i);
-        if (u.running()) {
-          // One value, no previous window to read.
-          current[i] = keys.key(u);
-          continue;
-        }
-        String name = keys.name(u);
-        names[i] = name;
-        current[i] = name + u.window();
-        // Slots given back after their window ended lower its count: read it every time.
-        PreviousCount cached = u.released() ? null : previousCounts.get(name);
-        if (cached != null && cached.window() == u.window() - 1) {
-          known[i] = cached.count();
-        } else {
-          previous[i] = name + (u.window() - 1);
-        }
-      }
-    }
-
-    /** Takes a permit from each node's breaker, and queues the increments and the reads. */
-    void send() {
-      nodes = health.acquire(current);
-      List<String> unknown = List.of();
-      for (String key : previous) {
-        if (key != null) {
-          if (unknown.isEmpty()) {
-            unknown = new ArrayList<>(previous.length);
-          }
-          unknown.add(key);
-        }
-      }
-      if (!unknown.isEmpty()) {
-        gets = new HashMap<>(unknown.size() * 2);
-      }
-      try {
-        for (int i = 0; i < incrs.length; i++) {
-          CounterUpdate u = updates.get(i);
-          if (!u.running()) {
-            incrs[i] = incr(current[i], u);
-          } else if (reserve(this, i)) {
-            if (renewDue(current[i], u)) {
-              touches[i] = client().asyncGetAndTouch(current[i], expiry(u.periodMillis()));
-            }
-          } else {
-            touches[i] = client().asyncGets(current[i]);
-          }
-        }
-        queueReads(unknown, gets);
-      } catch (RuntimeException e) {
-        // Not sent (a full queue, a client shutting down): every permit taken is answered.
-        cancel(incrs);
-        cancel(touches);
-        gets.values().forEach(f -> f.cancel(false));
-        NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
-        throw new StoreUnavailableException("memcached operations could not be sent: " + e);
-      }
-    }
-
-    long[] await(long deadline) {
-      int n = incrs.length;
-      long[] out = new long[2 * n];
-      // Each node's breaker hears only of its own operations: a dead node must not open a healthy
-      // one's breaker because one decision had counters on both.
-      List<CircuitBreaker<Object>> failedNodes = List.of();
-      StoreUnavailableException failure = null;
-      for (int i = 0; i < n; i++) {
-        try {
-          out[2 * i] = count(i, deadline);
-        } catch (StoreUnavailableException e) {
-          failure = e;
-          if (failedNodes.isEmpty()) {
-            failedNodes = new ArrayList<>(2);
-          }
-          if (!failedNodes.contains(nodes[i])) {
-            failedNodes.add(nodes[i]);
-          }
-        }
-      }
-      recorded = true;
-      for (CircuitBreaker<Object> b : NodeHealth.distinct(nodes)) {
-        if (failedNodes.contains(b)) {
-          b.recordFailure();
-        } else {
-          b.recordSuccess();
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
-      readPrevious(out, deadline);
-      return out;
-    }
-
-    /** The new count of increment {@code i}. */
-    private long count(int i, long deadline) {
-      if (incrs[i] == null) {
-        return raise(i, get(touches[i], deadline), 0, deadline);
-      }
-      {
-        OperationFuture<Long> op = incrs[i];
-        long v = value(get(op, deadline));
-        CounterUpdate u = updates.get(i);
-        for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
-          // Another instance created the key between our miss and our add: count again.
-          op = u.running() ? incr(current[i], u, amounts[i]) : incr(current[i], u);
-          v = value(get(op, deadline));
-        }
-        if (v < 0 && succeeded(op)) {
-          // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
-          // largest long, so it never wraps back to a small number.
-          OperationFuture<Boolean> unused =
-              client().set(current[i], expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
-          v = Long.MAX_VALUE;
-        }
-        if (v < 0) {
-          throw new StoreUnavailableException("incr of " + current[i] + " failed");
-        }
-        if (u.running()) {
-          long before = v - amounts[i];
-          if (before < u.floor() - slack(u)) {
-            // Far behind after all (memcached lost it, or this instance's view was too high).
-            boolean touched = touches[i] != null;
-            CASValue<Object> seen =
-                get(touched ? touches[i] : client().asyncGets(current[i]), deadline);
-            // Only a read queued right behind this incr can tell that nothing came between.
-            boolean alone = touched && seen != null && parse(seen.getValue()) == v;
-            return raise(i, seen, alone ? amounts[i] : 0, deadline);
-          }
-          remember(current[i], v, u, touches[i] != null);
-          // What this instance reserved, unless other instances' increments came before this one.
-          return Math.max(reserved[i], before + u.delta());
-        }
-        return v;
-      }
-    }
-
-    /**
-     * Moves running counter {@code i} by compare-and-set to {@code max(value - own, floor) +
-     * delta}, from {@code seen} (its value and CAS id, or null when memcached does not hold it),
-     * trying again from a fresh read while other writers get in first. {@code own} is this
-     * request's increment when {@code seen} holds it and nothing else moved the counter since, else
-     * 0. Memcached has no atomic max: a blind write could erase other instances' increments, and an
-     * increment that lands on a value behind its floor (an idle bucket) counts for nothing; a
-     * compare-and-set does neither. A raise never lowers the counter. A counter found at or ahead
-     * of its floor (another request raised it) is moved by {@code incr} instead, exact, and no
-     * other writer can make it fail. When an increment did land behind and others wrote before the
-     * raise, the raise cannot tell whether its own increment is still counted and counts the
-     * request again: one request's tokens, once per refill.
-     */
-    private long raise(int i, CASValue<Object> seen, long own, long deadline) {
-      CounterUpdate u = updates.get(i);
-      String key = current[i];
-      int expiry = expiry(u.periodMillis());
-      long mine = own;
-      CASValue<Object> last = seen;
-      while (true) {
-        if (last == null) {
-          // Expired or evicted (or never written): the bucket is full.
-          long full = u.floor() + u.delta();
-          if (Boolean.TRUE.equals(get(client().add(key, expiry, Long.toString(full)), deadline))) {
-            remember(key, full, u, true);
-            return full;
-          }
-        } else if (mine == 0 && parse(last.getValue()) >= u.floor()) {
-          // Raised since (by another request), or not behind at all: an incr is exact, and no
-          // other writer can make it fail.
-          long v = value(get(incr(key, u), deadline));
-          if (v >= 0 && v - u.delta() >= u.floor()) {
-            boolean renew = renewDue(key, u);
-            if (renew) {
-              var unused = client().touch(key, expiry);
-            }
-            remember(key, v, u, renew);
-            return v;
-          }
-        } else {
-          long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
-          CASResponse r =
-              get(client().asyncCAS(key, last.getCas(), expiry, Long.toString(raised)), deadline);
-          if (r == CASResponse.OK) {
-            remember(key, raised, u, true);
-            return raised;
-          }
-        }
-        mine = 0;
-        last = get(client().asyncGets(key), deadline);
-      }
-    }
-
-    private void readPrevious(long[] out, long deadline) {
-      Map<String, Long> read = gets.isEmpty() ? Map.of() : read(deadline);
-      for (int i = 0; i < incrs.length; i++) {
-        if (previous[i] == null) {
-          out[2 * i + 1] = known[i];
-          continue;
-        }
-        Long v = read.get(previous[i]);
-        out[2 * i + 1] = v == null ? 0 : v;
-        if (v != null && !updates.get(i).released()) {
-          previousCounts.put(names[i], new PreviousCount(updates.get(i).window() - 1, v));
-        }
-      }
-    }
-
-    /**
-     * The previous counts that were read. A previous window whose node did not answer is left out:
-     * it is decided as empty, and asked for again next time.
-     */
-    private Map<String, Long> read(long deadline) {
-      if (previousCounts.size() + gets.size() > PREVIOUS_CACHE_SIZE) {
-        previousCounts.clear();
-      }
-      Map<String, Long> read = new HashMap<>(gets.size() * 2);
-      for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
-        try {
-          read.put(g.getKey(), parse(get(g.getValue(), deadline)));
-        } catch (StoreUnavailableException e) {
-          LOG.debug("previous window {} not read", g.getKey(), e);
-        }
-      }
-      return read;
-    }
-
-    /**
-     * After a failure outside the operations' own answers: cancels, and answers every permit not
-     * yet answered.
-     */
-    void failed() {
-      cancel(incrs);
-      cancel(touches);
-      gets.values().forEach(f -> f.cancel(false));
-      if (!recorded) {
-        recorded = true;
-        NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
-      }
-    }
-  }
-
-  /**
-   * Sends running counter {@code i} of {@code b} by {@code incr} when this instance saw it lately
-   * (no further behind its floor than {@link #slack}), and returns whether it did. The request is
-   * reserved against this instance's view {@code L} of the counter, under the view's lock, and the
-   * {@code incr} queued under it too, so this instance's increments reach memcached in the order
-   * they were reserved: the request is given {@code max(L, floor) + delta} and the {@code incr}
-   * adds exactly what moves {@code L} there (the delta, and the catch-up of a full bucket). Alone,
-   * memcached's value is then the view, and every decision is exact GCRA. Other instances'
-   * increments are not in the view: a catch-up may then count up to the slack twice (refusing, at
-   * most, the slack's tokens wrongly), and a decision also sees what they added before it.
-   */
-  private boolean reserve(Batch b, int i) {
-    CounterUpdate u = b.updates.get(i);
-    String key = b.current[i];
-    runningValues.computeIfPresent(
-        key,
-        (k, r) -> {
-          if (r.value() <= u.floor() - slack(u)) {
-            return r; // not seen lately: compare-and-set
-          }
-          long desired = Math.max(r.value(), u.floor()) + u.delta();
-          long amount = desired - r.value();
-          b.incrs[i] = incr(key, u, amount);
-          b.amounts[i] = amount;
-          b.reserved[i] = desired;
-          return new Running(desired, r.renewed());
-        });
-    return b.incrs[i] != null;
-  }
-
-  /**
-   * How far behind its floor this instance's view of a running counter may be and still be moved by
-   * {@code incr} ({@link #reserve}): one request's delta, or a hundredth of the counter's period (a
-   * token bucket's fill time, in the nanoseconds it counts), whichever is more. Alone, the view is
-   * exact whatever the lag; with other instances writing, a catch-up may count their part of that
-   * lag again, so the slack bounds what a fleet may refuse wrongly: one request's tokens, or 1 % of
-   * the burst. A client sending faster than a hundredth of a fill time costs one round trip, not
-   * two.
-   */
-  private static long slack(CounterUpdate u) {
-    return Math.max(u.delta(), u.periodMillis() * 10_000);
-  }
-
-  /**
-   * Remembers {@code value} of running counter {@code key} when it is within one fill time (the
-   * counter's period, in the nanoseconds it counts) of the floor: a request that passed. A value
-   * past it holds increments of refused requests, whose refunds will lower it; it proves nothing.
-   */
-  private void remember(String key, long value, CounterUpdate u, boolean renewed) {
-    if (value - u.floor() > u.periodMillis() * 1_000_000) {
-      return;
-    }
-    if (runningValues.size() >= PREVIOUS_CACHE_SIZE) {
-      runningValues.clear();
-    }
-    long now = clock.millis();
-    runningValues.merge(
-        key,
-        new Running(value, now),
-        (was, seen) ->
-            new Running(Math.max(was.value(), seen.value()), renewed ? now : was.renewed()));
-  }
-
-  /**
-   * Whether this instance should renew running counter {@code key}'s expiry with this write: it has
-   * not for a whole period (a fill time). {@code incr} sets an expiry only on create; a key renewed
-   * at least once a fill time by each instance writing it outlives its TAT (at most one fill time
-   * past the last write) by the expiry's two fill times plus slack.
-   */
-  private boolean renewDue(String key, CounterUpdate u) {
-    Running known = runningValues.get(key);
-    return known == null || clock.millis() - known.renewed() >= u.periodMillis();
-  }
-
-  private static void cancel(Future<?>[] futures) {
-    for (Future<?> f : futures) {
-      if (f != null) {
-        f.cancel(false);
-      }
-    }
-  }
-
-  /**
-   * The answer to an operation that was sent. Any failure here is unconfirmed: the operation may
-   * have reached memcached (a timeout, spymemcached's own, a connection lost with it in flight).
-   */
-  private static <T> T get(Future<T> f, long deadline) {
-    long wait = deadline - System.nanoTime();
-    try {
-      T v = f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
-      if (v == null && f.isCancelled()) {
-        throw StoreUnavailableException.unconfirmed("operation cancelled (node down)");
-      }
-      return v;
-    } catch (TimeoutException e) {
-      throw StoreUnavailableException.unconfirmed("memcached did not answer in time");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw StoreUnavailableException.unconfirmed("interrupted");
-    } catch (ExecutionException | RuntimeException e) {
-      throw StoreUnavailableException.unconfirmed("memcached failed: " + e.getMessage());
-    }
-  }
-
-  /**
    * {@code incr} by the update's delta; a key memcached does not hold is created at the delta, or a
    * running counter at its floor plus the delta.
    */
-  private OperationFuture<Long> incr(String key, CounterUpdate u) {
+  OperationFuture<Long> incr(String key, CounterUpdate u) {
     return incr(key, u, u.delta());
   }
 
   /** {@code incr} by {@code amount}; a key memcached does not hold is created as for the update. */
-  private OperationFuture<Long> incr(String key, CounterUpdate u, long amount) {
+  OperationFuture<Long> incr(String key, CounterUpdate u, long amount) {
     return client().asyncIncr(key, amount, u.floor() + u.delta(), expiry(u.periodMillis()));
-  }
-
-  private static boolean succeeded(OperationFuture<Long> op) {
-    return op.isDone() && op.getStatus() != null && op.getStatus().isSuccess();
-  }
-
-  private static long value(Long v) {
-    return v == null ? -1 : v;
-  }
-
-  private static long parse(Object value) {
-    if (value == null) {
-      return 0;
-    }
-    try {
-      return Long.parseLong(value.toString().trim());
-    } catch (NumberFormatException e) {
-      return 0;
-    }
   }
 
   /** Configures a {@link MemcachedCounterStore}. */
@@ -767,6 +248,7 @@ public final class MemcachedCounterStore implements CounterStore {
     private Duration breakerDelay = Duration.ofSeconds(1);
     private InstantSource clock = InstantSource.system();
     private boolean bulkGets = true;
+    private ScheduledExecutorService scheduler = Background.shared();
 
     private Builder() {}
 
@@ -855,6 +337,15 @@ public final class MemcachedCounterStore implements CounterStore {
      */
     public Builder bulkGets(boolean bulkGets) {
       this.bulkGets = bulkGets;
+      return this;
+    }
+
+    /**
+     * Where a lost node is probed and its replacement connection awaited: the JVM's {@link
+     * Background#shared()} scheduler by default.
+     */
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
       return this;
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.store.memcached;
 
+import dev.sluice.Periods;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
 import java.time.Duration;
@@ -55,18 +56,10 @@ public final class MemcachedStoreProvider implements CounterStoreProvider {
   }
 
   private static Duration duration(String name, String text) {
-    String t = text.trim();
-    try {
-      if (t.endsWith("ms")) {
-        return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
-      }
-      if (t.endsWith("s")) {
-        return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1).trim()));
-      }
-    } catch (NumberFormatException e) {
-      // fall through to the error
-    }
-    throw new IllegalArgumentException(
-        name + ": bad duration '" + text + "' (use e.g. 50ms or 2s)");
+    return Periods.parse(text)
+        .orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    name + ": bad duration '" + text + "' (use e.g. 50ms or 2s)"));
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.yaml;
+package dev.sluice;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -6,8 +6,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads periods written as in the rules file: {@code 500ms}, {@code 10s}, {@code 5m}, {@code 1h},
- * {@code 1d}.
+ * Periods and durations as Sluice's text settings write them (the rules file, {@code @RateLimited},
+ * a store's settings, the command line): {@code 500ms}, {@code 10s}, {@code 5m}, {@code 1h}, {@code
+ * 1d}.
  */
 public final class Periods {
 
@@ -17,8 +18,7 @@ public final class Periods {
 
   /** The period, or empty if {@code text} is not one (or is zero). */
   public static Optional<Duration> parse(String text) {
-    Duration d = text == null ? null : read(text);
-    return d == null || d.isZero() ? Optional.empty() : Optional.of(d);
+    return read(text).filter(d -> !d.isZero());
   }
 
   /**
@@ -42,19 +42,20 @@ public final class Periods {
     return ms + "ms";
   }
 
-  /** Parses {@code 10s}, {@code 5m}, {@code 1h}, {@code 500ms}, {@code 1d}; null if malformed. */
-  static Duration read(String text) {
-    Matcher m = PERIOD.matcher(text.trim());
+  /** The duration {@code text} writes, zero included, or empty if it is malformed. */
+  public static Optional<Duration> read(String text) {
+    Matcher m = PERIOD.matcher(text == null ? "" : text.trim());
     if (!m.matches()) {
-      return null;
+      return Optional.empty();
     }
     long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
-    };
+    return Optional.of(
+        switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        });
   }
 }

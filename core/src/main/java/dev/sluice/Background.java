@@ -1,0 +1,53 @@
+package dev.sluice;
+
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Where Sluice's background work runs: reading the knobs, a governor's ticks, two-layer syncs, a
+ * rules file's checks and a lost memcached node's reconnection probes. By default one {@link
+ * ScheduledExecutorService} for the whole JVM, with two daemon threads that start with the first
+ * task; each builder's {@code scheduler(…)} puts its work on the application's own instead.
+ *
+ * <p>Tasks are short: a store call is bounded by the store's operation timeout. The {@link
+ * CoarseClock} keeps a thread of its own, since a task waiting on a dead store must not stop time.
+ */
+public final class Background {
+
+  private Background() {}
+
+  /** The JVM's shared scheduler; created on first use. Do not shut it down. */
+  public static ScheduledExecutorService shared() {
+    return Shared.EXECUTOR;
+  }
+
+  /** Runs {@code task} every {@code periodMillis}, the first time after {@code delayMillis}. */
+  static ScheduledFuture<?> every(
+      ScheduledExecutorService scheduler, Runnable task, long delayMillis, long periodMillis) {
+    return scheduler.scheduleWithFixedDelay(task, delayMillis, periodMillis, TimeUnit.MILLISECONDS);
+  }
+
+  private static final class Shared {
+    static final ScheduledExecutorService EXECUTOR = create();
+
+    private static ScheduledExecutorService create() {
+      AtomicInteger threads = new AtomicInteger();
+      ScheduledThreadPoolExecutor e =
+          new ScheduledThreadPoolExecutor(
+              2,
+              r -> {
+                Thread t = new Thread(r, "sluice-background-" + threads.incrementAndGet());
+                t.setDaemon(true);
+                // No application's class loader stays reachable from the thread.
+                t.setContextClassLoader(null);
+                return t;
+              });
+      // A stopped watcher's task leaves the queue at once rather than at its next run.
+      e.setRemoveOnCancelPolicy(true);
+      return e;
+    }
+  }
+}

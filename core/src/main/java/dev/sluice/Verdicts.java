@@ -1,0 +1,155 @@
+package dev.sluice;
+
+/**
+ * The engine's writes into an {@link Outcome}: one method per way a decision ends. Outcomes reused
+ * for the same policy already hold the same references, and keep them: a reference store costs a
+ * garbage collector's write barrier, a comparison does not.
+ */
+final class Verdicts {
+
+  private Verdicts() {}
+
+  /** Nothing applied: allowed, and nothing to report. */
+  static void none(Outcome out) {
+    out.applied = false;
+    out.allowed = true;
+    out.policy = "";
+    out.tier = null;
+    out.used = 0;
+    out.remaining = 0;
+    out.resetAfterMillis = 0;
+    out.retryAfterMillis = 0;
+    out.bindingShadow = false;
+    out.bindingExceeded = false;
+    out.storeStatus = StoreStatus.OK;
+    out.shadowRejected = false;
+    out.cached = false;
+    out.scope = Outcome.Scope.NONE;
+    out.shed = false;
+    out.priorityClass = "";
+  }
+
+  /** A decision from the call's counters, {@code binding} the one that decided. */
+  static void counted(
+      Outcome out,
+      long now,
+      boolean allowed,
+      Call.Counter binding,
+      long retryAfter,
+      boolean shadowRejected) {
+    out.now = now;
+    out.applied = true;
+    out.allowed = allowed;
+    Policy p = binding.entry.policy;
+    Tier t = binding.tier();
+    names(out, p, t, Outcome.Scope.ALL);
+    out.used = Math.max(0, binding.count.used());
+    out.remaining = Math.max(0, t.burst() - out.used);
+    out.resetAfterMillis = Math.max(0, binding.count.resetAt() - now);
+    out.bindingShadow = p.shadow;
+    out.bindingExceeded = !binding.count.passed();
+    out.shed = p.shedding;
+    out.retryAfterMillis = retryAfter;
+    out.shadowRejected = shadowRejected;
+    out.cached = false;
+  }
+
+  /**
+   * Sets the binding policy and tier, what the outcome reports, a store that answered and no class.
+   */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
+  private static void names(Outcome out, Policy p, Tier t, Outcome.Scope scope) {
+    if (out.policy != p.id) {
+      out.policy = p.id;
+    }
+    if (out.tier != t) {
+      out.tier = t;
+    }
+    if (out.algorithm != p.algorithm) {
+      out.algorithm = p.algorithm;
+    }
+    if (out.scope != scope) {
+      out.scope = scope;
+    }
+    if (out.storeStatus != StoreStatus.OK) {
+      out.storeStatus = StoreStatus.OK;
+    }
+    if (!out.priorityClass.isEmpty()) {
+      out.priorityClass = "";
+    }
+  }
+
+  /** A rejection with the binding quota alone: the deny cache answered, or it can never pass. */
+  static void rejected(
+      Outcome out,
+      Policy p,
+      Tier tier,
+      long used,
+      long resetAfterMillis,
+      long retryAfterMillis,
+      boolean cached) {
+    out.applied = true;
+    out.allowed = false;
+    names(out, p, tier, Outcome.Scope.BINDING);
+    out.used = used;
+    out.remaining = Math.max(0, tier.burst() - used);
+    out.resetAfterMillis = Math.max(0, resetAfterMillis);
+    out.retryAfterMillis = retryAfterMillis;
+    out.bindingShadow = false;
+    out.bindingExceeded = true;
+    out.shadowRejected = false;
+    out.cached = cached;
+    out.shed = p.shedding;
+  }
+
+  /** The store (or the limiter) failed: decided without counts by {@code binding}'s setting. */
+  static void withoutCounts(Outcome out, Policy binding) {
+    boolean closed = binding.failClosed && !binding.shadow;
+    Tier t = binding.tiers[0];
+    out.applied = true;
+    out.allowed = !closed;
+    out.policy = binding.id;
+    out.algorithm = binding.algorithm;
+    out.tier = t;
+    out.used = 0;
+    out.remaining = t.burst();
+    out.resetAfterMillis = t.periodMillis();
+    out.retryAfterMillis = closed ? Evaluator.FAIL_CLOSED_RETRY_MILLIS : 0;
+    out.bindingShadow = binding.shadow;
+    out.bindingExceeded = closed;
+    out.storeStatus = closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN;
+    out.shadowRejected = false;
+    out.cached = false;
+    out.scope = Outcome.Scope.NONE;
+    out.shed = false;
+    out.priorityClass = "";
+  }
+
+  /** Decided by this instance's local counters because the store failed. */
+  static void decidedLocally(Outcome out) {
+    out.storeStatus = StoreStatus.LOCAL;
+  }
+
+  /**
+   * Refused by this instance's worker-utilization shedder: a 503, with no quota to report ({@code
+   * tier} only names the shedder's capacity); the priority class stays.
+   */
+  static void shedByWorkers(Outcome out, Tier tier, long retryAfterMillis) {
+    out.applied = true;
+    out.allowed = false;
+    out.policy = LoadShedder.WORKERS;
+    out.algorithm = Algorithm.CONCURRENCY;
+    out.tier = tier;
+    out.used = tier.limit();
+    out.remaining = 0;
+    out.resetAfterMillis = retryAfterMillis;
+    out.retryAfterMillis = retryAfterMillis;
+    out.bindingShadow = false;
+    out.bindingExceeded = true;
+    out.storeStatus = StoreStatus.OK;
+    out.shadowRejected = false;
+    out.cached = false;
+    out.scope = Outcome.Scope.NONE;
+    out.shed = true;
+  }
+}

@@ -1,0 +1,125 @@
+package dev.sluice.http;
+
+import dev.sluice.Engine;
+import dev.sluice.Outcome;
+import dev.sluice.Policy;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Finds the rules that apply to a request and hands them to the {@link Engine}: method and path
+ * against each enabled rule (both readings of a path with dot segments), the identity each rule's
+ * key gives, the quota tier, and the load-shedding class. Stateless beyond its settings.
+ */
+final class RequestMatcher {
+
+  /** Each request thread's path segments, reused: matching allocates nothing. */
+  private static final ThreadLocal<PathPattern.Segments> SEGMENTS =
+      ThreadLocal.withInitial(PathPattern.Segments::new);
+
+  private final Engine engine;
+  private final QuotaResolver quotas;
+  private final Map<String, KeyResolver> apps;
+
+  RequestMatcher(Engine engine, QuotaResolver quotas, Map<String, KeyResolver> apps) {
+    this.engine = engine;
+    this.quotas = quotas;
+    this.apps = apps;
+  }
+
+  /**
+   * Decides by the candidates; matches method and path unless {@code bound} carries the path
+   * parameters of an adapter's bound rules.
+   */
+  boolean decide(
+      RequestInfo request,
+      CompiledRules c,
+      ActiveRule[] candidates,
+      Map<String, String> bound,
+      Outcome out) {
+    ActiveRule current = null;
+    try {
+      PathPattern.Segments path = null;
+      PathPattern.Segments resolved = null;
+      if (bound == null) {
+        path = SEGMENTS.get();
+        path.of(request.path());
+        resolved = request.dotSegmentsAreData() ? null : path.resolved();
+      }
+      String method = bound == null ? upper(request.method()) : null;
+      for (ActiveRule a : candidates) {
+        current = a;
+        Map<String, String> captures = bound;
+        Map<String, String> other = null;
+        if (bound == null) {
+          if (!a.matchesMethod(method)) {
+            continue;
+          }
+          captures = a.pattern.match(path);
+          other = resolved == null ? null : a.pattern.match(resolved);
+          if (captures == null) {
+            captures = other;
+            other = null;
+            if (captures == null) {
+              continue;
+            }
+          }
+        }
+        Policy policy = null;
+        String identity = a.identity(request, captures, c.clients(), apps);
+        if (identity != null) {
+          policy = a.policyFor(quotas.quota(request, a.rule));
+          engine.add(out, policy, identity);
+        }
+        if (other != null && !other.equals(captures)) {
+          // Both readings match, with other captures: counted under both, the stricter reading.
+          String second = a.identity(request, other, c.clients(), apps);
+          if (second != null && !second.equals(identity)) {
+            engine.add(
+                out, policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)), second);
+          }
+        }
+      }
+      current = null;
+      SheddingPlan s = bound == null ? c.shed() : null;
+      if (s == null) {
+        return engine.decide(out, 1);
+      }
+      int cls = s.classify(method, path, request);
+      if (resolved != null) {
+        cls = s.shedFirst(cls, s.classify(method, resolved, request));
+      }
+      if (s.fleetAll != null) {
+        engine.add(out, s.fleetAll, SheddingPlan.FLEET_IDENTITY);
+        if (!s.critical(cls)) {
+          engine.add(out, s.fleetNonCritical, SheddingPlan.FLEET_IDENTITY);
+        }
+      }
+      boolean allowed = engine.decide(out, 1);
+      s.shedder.classify(out, s.name(cls));
+      if (!allowed) {
+        return false;
+      }
+      // In flight from here: the worker deciding is busy with this request.
+      s.shedder.enter(out);
+      if (s.shedder.sheds(s.rank(cls), s.ranks)) {
+        // Refused after the store counted it: what it took goes back at once.
+        engine.slots(out).release();
+        s.shedder.shed(out);
+        return false;
+      }
+      return true;
+    } catch (RuntimeException e) {
+      if (current != null) {
+        // The rule being read when it failed applies, to decide by its failure setting.
+        engine.add(out, current.policy, "");
+      }
+      engine.failed(out, e);
+      return out.allowed();
+    }
+  }
+
+  private static String upper(String method) {
+    return method == null ? "" : method.toUpperCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,430 @@
+package dev.sluice.store.memcached;
+
+import dev.failsafe.CircuitBreaker;
+import dev.sluice.spi.CounterUpdate;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import net.spy.memcached.CASResponse;
+import net.spy.memcached.CASValue;
+import net.spy.memcached.internal.BulkFuture;
+import net.spy.memcached.internal.OperationFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The keys and futures of one decision's operations on a {@link MemcachedCounterStore}, awaited
+ * under one deadline: each counter's {@code incr} (a running counter's reservation or
+ * compare-and-set), the reads of previous windows the cache does not know, and each node's breaker
+ * told of its own operations.
+ */
+final class Batch {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Batch.class);
+
+  private static final int CREATION_RACE_RETRIES = 3;
+
+  private final MemcachedCounterStore store;
+  final List<CounterUpdate> updates;
+
+  /** Each counter's key: its current window's, or a running counter's one key. */
+  final String[] current;
+
+  /** Each window counter's key without its window: the previous-count cache's key. */
+  final String[] names;
+
+  /** The previous window's key where its count is read with this batch, else null. */
+  final String[] previous;
+
+  /** The previous counts the cache knew; 0 where read with the batch, and for a running one. */
+  final long[] known;
+
+  final OperationFuture<Long>[] incrs;
+
+  /**
+   * For a running counter: a get-and-touch queued behind its increment when its expiry is due for
+   * renewal ({@link RunningCounters#renewDue}), which also reads the value and CAS id a catch-up
+   * starts from; or, for one not seen lately and not incremented, the get its compare-and-set
+   * starts from.
+   */
+  final OperationFuture<CASValue<Object>>[] touches;
+
+  /**
+   * For a running counter moved by {@code incr}: what was added (its delta, plus any catch-up to
+   * the floor), and the value this instance reserved for the request ({@link #reserve}).
+   */
+  final long[] amounts;
+
+  final long[] reserved;
+
+  /** The reads of the previous windows, by key; most decisions have none. */
+  private Map<String, Future<Object>> gets = Map.of();
+
+  /** The breaker of each increment's node. */
+  private CircuitBreaker<Object>[] nodes;
+
+  private boolean recorded;
+
+  /** Names the counters, and takes each previous count the cache knows. */
+  @SuppressWarnings("unchecked")
+  Batch(MemcachedCounterStore store, List<CounterUpdate> updates) {
+    this.store = store;
+    int n = updates.size();
+    this.updates = updates;
+    this.current = new String[n];
+    this.names = new String[n];
+    this.previous = new String[n];
+    this.known = new long[n];
+    this.incrs = new OperationFuture[n];
+    this.touches = new OperationFuture[n];
+    this.amounts = new long[n];
+    this.reserved = new long[n];
+    for (int i = 0; i < n; i++) {
+      CounterUpdate u = updates.get(i);
+      if (u.running()) {
+        // One value, no previous window to read.
+        current[i] = store.keys.key(u);
+        continue;
+      }
+      String name = store.keys.name(u);
+      names[i] = name;
+      current[i] = name + u.window();
+      // Slots given back after their window ended lower its count: read it every time.
+      long cached =
+          u.released() ? PreviousCounts.UNKNOWN : store.previous.get(name, u.window() - 1);
+      if (cached != PreviousCounts.UNKNOWN) {
+        known[i] = cached;
+      } else {
+        previous[i] = name + (u.window() - 1);
+      }
+    }
+  }
+
+  /** Takes a permit from each node's breaker, and queues the increments and the reads. */
+  void send() {
+    nodes = store.health.acquire(current);
+    List<String> unknown = List.of();
+    for (String key : previous) {
+      if (key != null) {
+        if (unknown.isEmpty()) {
+          unknown = new ArrayList<>(previous.length);
+        }
+        unknown.add(key);
+      }
+    }
+    if (!unknown.isEmpty()) {
+      gets = new HashMap<>(unknown.size() * 2);
+    }
+    try {
+      for (int i = 0; i < incrs.length; i++) {
+        CounterUpdate u = updates.get(i);
+        if (!u.running()) {
+          incrs[i] = store.incr(current[i], u);
+        } else if (reserve(i)) {
+          if (store.running.renewDue(current[i], u, store.clock.millis())) {
+            touches[i] =
+                store.client().asyncGetAndTouch(current[i], store.expiry(u.periodMillis()));
+          }
+        } else {
+          touches[i] = store.client().asyncGets(current[i]);
+        }
+      }
+      queueReads(unknown, gets);
+    } catch (RuntimeException e) {
+      // Not sent (a full queue, a client shutting down): every permit taken is answered.
+      cancel(incrs);
+      cancel(touches);
+      gets.values().forEach(f -> f.cancel(false));
+      NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      throw new StoreUnavailableException("memcached operations could not be sent: " + e);
+    }
+  }
+
+  long[] await(long deadline) {
+    int n = incrs.length;
+    long[] out = new long[2 * n];
+    // Each node's breaker hears only of its own operations: a dead node must not open a healthy
+    // one's breaker because one decision had counters on both.
+    List<CircuitBreaker<Object>> failedNodes = List.of();
+    StoreUnavailableException failure = null;
+    for (int i = 0; i < n; i++) {
+      try {
+        out[2 * i] = count(i, deadline);
+      } catch (StoreUnavailableException e) {
+        failure = e;
+        if (failedNodes.isEmpty()) {
+          failedNodes = new ArrayList<>(2);
+        }
+        if (!failedNodes.contains(nodes[i])) {
+          failedNodes.add(nodes[i]);
+        }
+      }
+    }
+    recorded = true;
+    for (CircuitBreaker<Object> b : NodeHealth.distinct(nodes)) {
+      if (failedNodes.contains(b)) {
+        b.recordFailure();
+      } else {
+        b.recordSuccess();
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    readPrevious(out, deadline);
+    return out;
+  }
+
+  /** The new count of increment {@code i}. */
+  private long count(int i, long deadline) {
+    if (incrs[i] == null) {
+      return raise(i, get(touches[i], deadline), 0, deadline);
+    }
+    {
+      OperationFuture<Long> op = incrs[i];
+      long v = value(get(op, deadline));
+      CounterUpdate u = updates.get(i);
+      for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
+        // Another instance created the key between our miss and our add: count again.
+        op = u.running() ? store.incr(current[i], u, amounts[i]) : store.incr(current[i], u);
+        v = value(get(op, deadline));
+      }
+      if (v < 0 && succeeded(op)) {
+        // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
+        // largest long, so it never wraps back to a small number.
+        OperationFuture<Boolean> unused =
+            store
+                .client()
+                .set(current[i], store.expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+        v = Long.MAX_VALUE;
+      }
+      if (v < 0) {
+        throw new StoreUnavailableException("incr of " + current[i] + " failed");
+      }
+      if (u.running()) {
+        long before = v - amounts[i];
+        if (before < u.floor() - RunningCounters.slack(u)) {
+          // Far behind after all (memcached lost it, or this instance's view was too high).
+          boolean touched = touches[i] != null;
+          CASValue<Object> seen =
+              get(touched ? touches[i] : store.client().asyncGets(current[i]), deadline);
+          // Only a read queued right behind this incr can tell that nothing came between.
+          boolean alone = touched && seen != null && parse(seen.getValue()) == v;
+          return raise(i, seen, alone ? amounts[i] : 0, deadline);
+        }
+        store.running.remember(current[i], v, u, touches[i] != null, store.clock.millis());
+        // What this instance reserved, unless other instances' increments came before this one.
+        return Math.max(reserved[i], before + u.delta());
+      }
+      return v;
+    }
+  }
+
+  /**
+   * Moves running counter {@code i} by compare-and-set to {@code max(value - own, floor) + delta},
+   * from {@code seen} (its value and CAS id, or null when memcached does not hold it), trying again
+   * from a fresh read while other writers get in first. {@code own} is this request's increment
+   * when {@code seen} holds it and nothing else moved the counter since, else 0. Memcached has no
+   * atomic max: a blind write could erase other instances' increments, and an increment that lands
+   * on a value behind its floor (an idle bucket) counts for nothing; a compare-and-set does
+   * neither. A raise never lowers the counter. A counter found at or ahead of its floor (another
+   * request raised it) is moved by {@code incr} instead, exact, and no other writer can make it
+   * fail. When an increment did land behind and others wrote before the raise, the raise cannot
+   * tell whether its own increment is still counted and counts the request again: one request's
+   * tokens, once per refill.
+   */
+  private long raise(int i, CASValue<Object> seen, long own, long deadline) {
+    CounterUpdate u = updates.get(i);
+    String key = current[i];
+    int expiry = store.expiry(u.periodMillis());
+    long mine = own;
+    CASValue<Object> last = seen;
+    while (true) {
+      if (last == null) {
+        // Expired or evicted (or never written): the bucket is full.
+        long full = u.floor() + u.delta();
+        if (Boolean.TRUE.equals(
+            get(store.client().add(key, expiry, Long.toString(full)), deadline))) {
+          store.running.remember(key, full, u, true, store.clock.millis());
+          return full;
+        }
+      } else if (mine == 0 && parse(last.getValue()) >= u.floor()) {
+        // Raised since (by another request), or not behind at all: an incr is exact, and no
+        // other writer can make it fail.
+        long v = value(get(store.incr(key, u), deadline));
+        if (v >= 0 && v - u.delta() >= u.floor()) {
+          boolean renew = store.running.renewDue(key, u, store.clock.millis());
+          if (renew) {
+            var unused = store.client().touch(key, expiry);
+          }
+          store.running.remember(key, v, u, renew, store.clock.millis());
+          return v;
+        }
+      } else {
+        long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
+        CASResponse r =
+            get(
+                store.client().asyncCAS(key, last.getCas(), expiry, Long.toString(raised)),
+                deadline);
+        if (r == CASResponse.OK) {
+          store.running.remember(key, raised, u, true, store.clock.millis());
+          return raised;
+        }
+      }
+      mine = 0;
+      last = get(store.client().asyncGets(key), deadline);
+    }
+  }
+
+  private void readPrevious(long[] out, long deadline) {
+    Map<String, Long> read = gets.isEmpty() ? Map.of() : read(deadline);
+    for (int i = 0; i < incrs.length; i++) {
+      if (previous[i] == null) {
+        out[2 * i + 1] = known[i];
+        continue;
+      }
+      Long v = read.get(previous[i]);
+      out[2 * i + 1] = v == null ? 0 : v;
+      if (v != null && !updates.get(i).released()) {
+        store.previous.put(names[i], updates.get(i).window() - 1, v);
+      }
+    }
+  }
+
+  /**
+   * The previous counts that were read. A previous window whose node did not answer is left out: it
+   * is decided as empty, and asked for again next time.
+   */
+  private Map<String, Long> read(long deadline) {
+    store.previous.makeRoom(gets.size());
+    Map<String, Long> read = new HashMap<>(gets.size() * 2);
+    for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
+      try {
+        read.put(g.getKey(), parse(get(g.getValue(), deadline)));
+      } catch (StoreUnavailableException e) {
+        LOG.debug("previous window {} not read", g.getKey(), e);
+      }
+    }
+    return read;
+  }
+
+  /**
+   * After a failure outside the operations' own answers: cancels, and answers every permit not yet
+   * answered.
+   */
+  void failed() {
+    cancel(incrs);
+    cancel(touches);
+    gets.values().forEach(f -> f.cancel(false));
+    if (!recorded) {
+      recorded = true;
+      NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
+    }
+  }
+
+  /**
+   * Sends running counter {@code i} by {@code incr} when this instance saw it lately ({@link
+   * RunningCounters#reserve}), and returns whether it did.
+   */
+  private boolean reserve(int i) {
+    CounterUpdate u = updates.get(i);
+    String key = current[i];
+    long desired =
+        store.running.reserve(
+            key,
+            u,
+            amount -> {
+              incrs[i] = store.incr(key, u, amount);
+              amounts[i] = amount;
+            });
+    if (desired == RunningCounters.NOT_SEEN) {
+      return false;
+    }
+    reserved[i] = desired;
+    return true;
+  }
+
+  /**
+   * Queues the reads of the previous windows: one multiget per node when {@link
+   * MemcachedCounterStore.Builder#bulkGets} is on (the default), else one get per key. Per node,
+   * not one bulk get for all: a bulk get fails whole when one of its nodes is down, and a previous
+   * window may live on another node than its current window.
+   */
+  private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
+    if (!store.bulkGets || unknown.size() < 2) {
+      for (String k : unknown) {
+        gets.computeIfAbsent(k, store.client()::asyncGet);
+      }
+      return;
+    }
+    Map<SocketAddress, List<String>> byNode = new HashMap<>(4);
+    for (String k : unknown) {
+      byNode.computeIfAbsent(store.nodeOf(k), n -> new ArrayList<>()).add(k);
+    }
+    for (List<String> keysOfNode : byNode.values()) {
+      if (keysOfNode.size() == 1) {
+        gets.computeIfAbsent(keysOfNode.get(0), store.client()::asyncGet);
+        continue;
+      }
+      BulkFuture<Map<String, Object>> bulk = store.client().asyncGetBulk(keysOfNode);
+      for (String k : keysOfNode) {
+        gets.put(k, new OneOfBulk(bulk, k));
+      }
+    }
+  }
+
+  private static void cancel(Future<?>[] futures) {
+    for (Future<?> f : futures) {
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
+  }
+
+  /**
+   * The answer to an operation that was sent. Any failure here is unconfirmed: the operation may
+   * have reached memcached (a timeout, spymemcached's own, a connection lost with it in flight).
+   */
+  private static <T> T get(Future<T> f, long deadline) {
+    long wait = deadline - System.nanoTime();
+    try {
+      T v = f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
+      if (v == null && f.isCancelled()) {
+        throw StoreUnavailableException.unconfirmed("operation cancelled (node down)");
+      }
+      return v;
+    } catch (TimeoutException e) {
+      throw StoreUnavailableException.unconfirmed("memcached did not answer in time");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw StoreUnavailableException.unconfirmed("interrupted");
+    } catch (ExecutionException | RuntimeException e) {
+      throw StoreUnavailableException.unconfirmed("memcached failed: " + e.getMessage());
+    }
+  }
+
+  private static boolean succeeded(OperationFuture<Long> op) {
+    return op.isDone() && op.getStatus() != null && op.getStatus().isSuccess();
+  }
+
+  private static long value(Long v) {
+    return v == null ? -1 : v;
+  }
+
+  private static long parse(Object value) {
+    if (value == null) {
+      return 0;
+    }
+    try {
+      return Long.parseLong(value.toString().trim());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+}
