@@ -1,9 +1,7 @@
 package dev.sluice;
 
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -22,12 +20,6 @@ public final class Background {
   /** The JVM's shared scheduler; created on first use. Do not shut it down. */
   public static ScheduledExecutorService shared() {
     return Shared.EXECUTOR;
-  }
-
-  /** Runs {@code task} every {@code periodMillis}, the first time after {@code delayMillis}. */
-  static ScheduledFuture<?> every(
-      ScheduledExecutorService scheduler, Runnable task, long delayMillis, long periodMillis) {
-    return scheduler.scheduleWithFixedDelay(task, delayMillis, periodMillis, TimeUnit.MILLISECONDS);
   }
 
   private static final class Shared {

@@ -105,11 +105,11 @@ final class Call implements CounterBatch {
   /** The slots this decision holds, once asked for ({@link Engine#slots}); null before. */
   Slots slots;
 
-  /** The worker shedder whose count of requests in flight the request entered, or null. */
-  LoadShedder inFlight;
-
-  /** When the request entered that count ({@link System#nanoTime}), for an adaptive limit. */
-  long inFlightSince;
+  /**
+   * What counts the request out of a worker shedder's requests in flight, once it is released; null
+   * when it entered none.
+   */
+  Runnable inFlight;
 
   /** The IETF fields of the counters, kept while the same policies apply. */
   final IetfFields ietf = new IetfFields();

@@ -27,7 +27,8 @@ public interface DecisionListener {
 
   /**
    * Told when a load shedder refused a request with a 503: {@code shedder} is {@link
-   * LoadShedder#FLEET} or {@link LoadShedder#WORKERS}. Does nothing by default.
+   * dev.sluice.shedding.LoadShedder#FLEET} or {@link dev.sluice.shedding.LoadShedder#WORKERS}. Does
+   * nothing by default.
    */
   default void onShed(String priorityClass, String shedder) {}
 

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * afterwards hands out the slots a request holds. Thread-safe; each decision's working state lives
  * in the caller's outcome.
  *
- * <p>Public only as a bridge to {@code dev.sluice.http}; not for applications.
+ * <p>Public only as a bridge to {@code dev.sluice.http} and {@code dev.sluice.control}; not for
+ * applications.
  */
 public final class Engine {
 
@@ -78,9 +79,30 @@ public final class Engine {
         .asShedding();
   }
 
-  /** A load shedder's builder on this engine's clock and listener. */
-  public LoadShedder.Builder loadShedder() {
-    return LoadShedder.builder().clock(evaluator.clock()).listener(listener);
+  /** The listener every decision is told to. */
+  public DecisionListener listener() {
+    return listener;
+  }
+
+  /** Sets the request's priority class for load shedding on its outcome. */
+  public void classify(Outcome out, String priorityClass) {
+    out.priorityClass = priorityClass;
+  }
+
+  /**
+   * Counts the request in {@code out} in flight for a worker shedder until its {@link #slots} are
+   * released, when {@code exit} runs.
+   */
+  public void enter(Outcome out, Runnable exit) {
+    out.call.inFlight = exit;
+  }
+
+  /**
+   * Refuses the request in {@code out} by worker shedder {@code shedder} (a 503): no quota to
+   * report, {@code capacity} naming the shedder's capacity; its priority class stays.
+   */
+  public void shedByWorkers(Outcome out, String shedder, Tier capacity, long retryAfterMillis) {
+    Verdicts.shedByWorkers(out, shedder, capacity, retryAfterMillis);
   }
 
   /** Starts a decision in {@code out}: no policy applies yet. */
@@ -149,7 +171,10 @@ public final class Engine {
   public Slots slots(Outcome out) {
     Call call = out.call;
     if (call.slots == null) {
-      call.slots = LoadShedder.slots(out, heldSlots(out));
+      Slots held = heldSlots(out);
+      Runnable exit = call.inFlight;
+      call.inFlight = null;
+      call.slots = exit == null ? held : held.with(exit);
     }
     return call.slots;
   }

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.control.KnobWatcher;
+import dev.sluice.control.Knobs;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.time.InstantSource;

@@ -2,20 +2,23 @@ package dev.sluice;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Lets one log line through per interval of the given clock readings, so a log cannot flood. */
-final class LogGate {
+/**
+ * Lets one log line through per interval of the given clock readings, so a log cannot flood. A
+ * bridge: public for {@code dev.sluice.control}; not part of the API.
+ */
+public final class LogGate {
 
   private final long intervalMillis;
 
   /** When the last caller went through; 0 for never, so the first always goes. */
   private final AtomicLong last = new AtomicLong();
 
-  LogGate(long intervalMillis) {
+  public LogGate(long intervalMillis) {
     this.intervalMillis = intervalMillis;
   }
 
   /** Whether this caller, at {@code now}, is the one let through for the current interval. */
-  boolean tryAcquire(long now) {
+  public boolean tryAcquire(long now) {
     long before = last.get();
     return (before == 0 || now - before >= intervalMillis) && last.compareAndSet(before, now);
   }

@@ -9,7 +9,8 @@ import java.util.List;
  * each tier's algorithm and the policy's deny cache. Made by {@link Engine#policy}; immutable apart
  * from the deny cache, and shared by every thread.
  *
- * <p>Public only as a bridge to {@code dev.sluice.http}; not for applications.
+ * <p>Public only as a bridge to {@code dev.sluice.http} and {@code dev.sluice.control}; not for
+ * applications.
  */
 public final class Policy {
 

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -245,17 +246,19 @@ final class TwoLayerStore {
     }
     java.lang.ref.WeakReference<TwoLayerStore> self = new java.lang.ref.WeakReference<>(this);
     var unused =
-        Background.every(
-            scheduler.orElseThrow(),
-            () -> {
-              TwoLayerStore s = self.get();
-              if (s == null) {
-                throw new java.util.concurrent.CancellationException("store collected");
-              }
-              s.tick();
-            },
-            TICK_MILLIS,
-            TICK_MILLIS);
+        scheduler
+            .orElseThrow()
+            .scheduleWithFixedDelay(
+                () -> {
+                  TwoLayerStore s = self.get();
+                  if (s == null) {
+                    throw new java.util.concurrent.CancellationException("store collected");
+                  }
+                  s.tick();
+                },
+                TICK_MILLIS,
+                TICK_MILLIS,
+                TimeUnit.MILLISECONDS);
     started = true;
   }
 

@@ -134,10 +134,10 @@ final class Verdicts {
    * Refused by this instance's worker-utilization shedder: a 503, with no quota to report ({@code
    * tier} only names the shedder's capacity); the priority class stays.
    */
-  static void shedByWorkers(Outcome out, Tier tier, long retryAfterMillis) {
+  static void shedByWorkers(Outcome out, String shedder, Tier tier, long retryAfterMillis) {
     out.applied = true;
     out.allowed = false;
-    out.policy = LoadShedder.WORKERS;
+    out.policy = shedder;
     out.algorithm = Algorithm.CONCURRENCY;
     out.tier = tier;
     out.used = tier.limit();

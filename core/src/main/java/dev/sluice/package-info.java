@@ -1,9 +1,10 @@
 /**
  * Limiting keys: {@link dev.sluice.RateLimiter} and its builders, the {@link dev.sluice.Decision}
- * and the reusable {@link dev.sluice.Outcome} it answers with, tiers and quotas; throttles, knobs
- * and the governor for background work; load shedding. {@link dev.sluice.Engine} and {@link
- * dev.sluice.Policy} are public only so that {@code dev.sluice.http} can reach them; applications
- * use {@code RateLimiter} or {@code dev.sluice.http.RequestLimiter} instead. The algorithms, the
- * deny cache and the counters' layout are package-private.
+ * and the reusable {@link dev.sluice.Outcome} it answers with, tiers and quotas, and where
+ * background work runs ({@link dev.sluice.Background}). The engine lives here too, package-private:
+ * the evaluator, the call, the deny cache, local and two-layer counters. {@link dev.sluice.Engine},
+ * {@link dev.sluice.Policy} and {@link dev.sluice.LogGate} are public only as bridges to {@code
+ * dev.sluice.http} and {@code dev.sluice.control}; applications use {@code RateLimiter} or {@code
+ * dev.sluice.http.RequestLimiter} instead.
  */
 package dev.sluice;

@@ -3,6 +3,7 @@ package dev.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.control.Knobs;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;

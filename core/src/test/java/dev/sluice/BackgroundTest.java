@@ -3,6 +3,8 @@ package dev.sluice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.control.Governor;
+import dev.sluice.control.KnobWatcher;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;

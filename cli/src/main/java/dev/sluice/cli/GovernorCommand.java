@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.GovernorSimulation;
+import dev.sluice.control.GovernorSimulation;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.Knobs;
+import dev.sluice.control.Knobs;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import java.io.PrintWriter;

@@ -1,6 +1,6 @@
 package dev.sluice.cli;
 
-import dev.sluice.SheddingSimulation;
+import dev.sluice.shedding.SheddingSimulation;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;

@@ -165,9 +165,9 @@ public final class RateLimitHeaders {
           + json(d.priorityClass())
           + "\",\"shedder\":\""
           + json(
-              d.policy().equals(dev.sluice.LoadShedder.WORKERS)
-                  ? dev.sluice.LoadShedder.WORKERS
-                  : dev.sluice.LoadShedder.FLEET)
+              d.policy().equals(dev.sluice.shedding.LoadShedder.WORKERS)
+                  ? dev.sluice.shedding.LoadShedder.WORKERS
+                  : dev.sluice.shedding.LoadShedder.FLEET)
           + "\",\"retryAfter\":"
           + retry
           + "}";

@@ -2,12 +2,12 @@ package dev.sluice.http;
 
 import dev.sluice.Decision;
 import dev.sluice.Engine;
-import dev.sluice.KnobWatcher;
-import dev.sluice.Knobs;
 import dev.sluice.LimiterBuilder;
-import dev.sluice.LoadShedder;
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
+import dev.sluice.control.KnobWatcher;
+import dev.sluice.control.Knobs;
+import dev.sluice.shedding.LoadShedder;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.time.InstantSource;

@@ -89,26 +89,7 @@ final class RequestMatcher {
       if (resolved != null) {
         cls = s.shedFirst(cls, s.classify(method, resolved, request));
       }
-      if (s.fleetAll != null) {
-        engine.add(out, s.fleetAll, SheddingPlan.FLEET_IDENTITY);
-        if (!s.critical(cls)) {
-          engine.add(out, s.fleetNonCritical, SheddingPlan.FLEET_IDENTITY);
-        }
-      }
-      boolean allowed = engine.decide(out, 1);
-      s.shedder.classify(out, s.name(cls));
-      if (!allowed) {
-        return false;
-      }
-      // In flight from here: the worker deciding is busy with this request.
-      s.shedder.enter(out);
-      if (s.shedder.sheds(s.rank(cls), s.ranks)) {
-        // Refused after the store counted it: what it took goes back at once.
-        engine.slots(out).release();
-        s.shedder.shed(out);
-        return false;
-      }
-      return true;
+      return s.decide(engine, out, cls);
     } catch (RuntimeException e) {
       if (current != null) {
         // The rule being read when it failed applies, to decide by its failure setting.

@@ -1,8 +1,8 @@
 package dev.sluice.http;
 
 import dev.sluice.Engine;
-import dev.sluice.Knobs;
 import dev.sluice.Policy;
+import dev.sluice.control.Knobs;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

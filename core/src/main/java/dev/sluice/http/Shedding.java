@@ -16,8 +16,8 @@ import java.util.OptionalInt;
  *       in the store; a fraction ({@code reserve}, 20 %) is kept for critical requests, so others
  *       are refused past {@code capacity × (1 − reserve)}.
  *   <li><b>Worker utilization</b>: per instance, from its worker threads (or a supplier, or an
- *       adaptive limit: see {@link dev.sluice.LoadShedder.Builder}); sheds the lowest classes
- *       first, slowly, never the critical one.
+ *       adaptive limit: see {@link dev.sluice.shedding.LoadShedder.Builder}); sheds the lowest
+ *       classes first, slowly, never the critical one.
  * </ul>
  *
  * Immutable.

@@ -1,8 +1,9 @@
 package dev.sluice.http;
 
 import dev.sluice.Engine;
-import dev.sluice.LoadShedder;
+import dev.sluice.Outcome;
 import dev.sluice.Policy;
+import dev.sluice.shedding.LoadShedder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,10 +50,51 @@ final class SheddingPlan {
       this.fleetNonCritical = null;
     }
     LoadShedder.Builder b =
-        engine.loadShedder().delay(s.delay()).ramp(s.ramp()).retryAfter(s.retryAfter());
+        LoadShedder.builder()
+            .clock(engine.clock())
+            .listener(engine.listener())
+            .delay(s.delay())
+            .ramp(s.ramp())
+            .retryAfter(s.retryAfter());
     s.workers().ifPresent(b::workers);
     s.adaptive().ifPresent(b::adaptive);
     this.shedder = b.build();
+  }
+
+  /**
+   * Decides a request of class {@code cls} whose policies, the fleet shedder's included, are added
+   * to {@code out}: the fleet's counters first, then this instance's worker shedder, which counts
+   * an admitted request in flight until its slots are released.
+   */
+  boolean decide(Engine engine, Outcome out, int cls) {
+    if (fleetAll != null) {
+      engine.add(out, fleetAll, FLEET_IDENTITY);
+      if (!critical(cls)) {
+        engine.add(out, fleetNonCritical, FLEET_IDENTITY);
+      }
+    }
+    boolean allowed = engine.decide(out, 1);
+    String name = name(cls);
+    engine.classify(out, name);
+    if (!allowed) {
+      if (out.shed()) {
+        shedder.refusedByFleet(name);
+      }
+      return false;
+    }
+    if (shedder.sheddingWorkers()) {
+      // In flight from here: the worker deciding is busy with this request.
+      engine.enter(out, shedder.enter());
+    }
+    if (shedder.sheds(rank(cls), ranks)) {
+      // Refused after the store counted it: what it took goes back at once.
+      engine.slots(out).release();
+      engine.shedByWorkers(
+          out, LoadShedder.WORKERS, shedder.capacityTier(), shedder.retryAfterMillis());
+      shedder.refusedByWorkers(name);
+      return false;
+    }
+    return true;
   }
 
   /** The index of the first class that matches, or -1 (the unmatched, shed first). */

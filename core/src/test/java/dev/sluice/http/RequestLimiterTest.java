@@ -92,7 +92,7 @@ class RequestLimiterTest {
   @Test
   void knobsTuneTheRulesWithoutTouchingThemAndOutliveAnUpdate() {
     RequestLimiter l = limiter(CUSTOMER);
-    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "limit", "1"));
+    l.applyKnobs(dev.sluice.control.Knobs.NONE.with("rule:customer", "limit", "1"));
     Decision first = l.decide(call("k1", "acme")).orElseThrow();
     assertTrue(first.allowed());
     assertEquals(1, first.limit(), "the knob's limit is advertised");
@@ -101,17 +101,19 @@ class RequestLimiterTest {
     l.update(RuleSet.builder().rule(CUSTOMER).build());
     assertFalse(l.decide(call("k1", "acme")).orElseThrow().allowed(), "a reload keeps the knob");
 
-    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "shadow", "true"));
+    l.applyKnobs(dev.sluice.control.Knobs.NONE.with("rule:customer", "shadow", "true"));
     assertTrue(l.decide(call("k1", "acme")).orElseThrow().allowed(), "shadow: count, never reject");
 
-    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:customer", "enabled", "false"));
+    l.applyKnobs(dev.sluice.control.Knobs.NONE.with("rule:customer", "enabled", "false"));
     assertTrue(l.decide(call("k1", "acme")).isEmpty(), "a rule turned off applies to nothing");
 
     l.applyKnobs(
-        dev.sluice.Knobs.NONE.with("global", "enabled", "false").with("rule:other", "limit", "4"));
+        dev.sluice.control.Knobs.NONE
+            .with("global", "enabled", "false")
+            .with("rule:other", "limit", "4"));
     assertTrue(l.decide(call("k1", "acme")).isEmpty(), "the fleet-wide kill switch");
 
-    l.applyKnobs(dev.sluice.Knobs.NONE);
+    l.applyKnobs(dev.sluice.control.Knobs.NONE);
     Decision back = l.decide(call("k9", "globex")).orElseThrow();
     assertEquals(3, back.limit(), "without knobs, the rule's own limit");
   }
@@ -121,10 +123,10 @@ class RequestLimiterTest {
     // The watcher RequestLimiter.Builder.knobs starts, refreshed by hand instead of by a timer
     // (it/KnobsFleetTest runs the timed one across two instances).
     RequestLimiter l = limiter(CUSTOMER);
-    try (dev.sluice.KnobWatcher watcher =
-        dev.sluice.KnobWatcher.manual(store.sharedValues().orElseThrow())) {
+    try (dev.sluice.control.KnobWatcher watcher =
+        dev.sluice.control.KnobWatcher.manual(store.sharedValues().orElseThrow())) {
       watcher.listen(l::applyKnobs);
-      dev.sluice.Knobs.change(
+      dev.sluice.control.Knobs.change(
           store.sharedValues().orElseThrow(), k -> k.with("rule:customer", "limit", "1"));
       assertEquals(3, l.decide(call("k1", "acme")).orElseThrow().limit(), "not read yet");
       watcher.refresh();
@@ -403,7 +405,7 @@ class RequestLimiterTest {
   @Test
   void aShadowConcurrencyRuleSwitchedToEnforcingCountsExactlyWhatIsInFlight() {
     RequestLimiter l = limiter(ONE_IN_FLIGHT);
-    l.applyKnobs(dev.sluice.Knobs.NONE.with("rule:one", "shadow", "true"));
+    l.applyKnobs(dev.sluice.control.Knobs.NONE.with("rule:one", "shadow", "true"));
     List<dev.sluice.Slots> held = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
       dev.sluice.Outcome out = new dev.sluice.Outcome();
@@ -411,7 +413,7 @@ class RequestLimiterTest {
       held.add(l.slots(out));
     }
     assertEquals(1, inFlight(), "the shadow rule gave back what enforcing would have");
-    l.applyKnobs(dev.sluice.Knobs.NONE);
+    l.applyKnobs(dev.sluice.control.Knobs.NONE);
     held.forEach(dev.sluice.Slots::release);
     assertEquals(0, inFlight(), "each slot given back once: none left, none negative");
     dev.sluice.Outcome out = new dev.sluice.Outcome();

@@ -1,6 +1,6 @@
 package dev.sluice.example;
 
-import dev.sluice.KnobWatcher;
+import dev.sluice.control.KnobWatcher;
 import dev.sluice.http.RuleSet;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.spi.CounterStore;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.Governor;
-import dev.sluice.Knobs;
-import dev.sluice.Throttle;
-import dev.sluice.Throttles;
+import dev.sluice.control.Governor;
+import dev.sluice.control.Knobs;
+import dev.sluice.control.Throttle;
+import dev.sluice.control.Throttles;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.store.memcached.MemcachedCounterStore;

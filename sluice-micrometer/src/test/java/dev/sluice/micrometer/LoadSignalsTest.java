@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.sluice.Governor;
-import dev.sluice.Knobs;
+import dev.sluice.control.Governor;
+import dev.sluice.control.Knobs;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.SharedValues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.control;
 
 /**
  * The governor's controller: a PID in velocity form with a circuit breaker. Each step moves the

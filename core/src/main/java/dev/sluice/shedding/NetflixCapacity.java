@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.shedding;
 
 import com.netflix.concurrency.limits.Limit;
 

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.control;
 
 import java.time.Duration;
 import java.util.Objects;

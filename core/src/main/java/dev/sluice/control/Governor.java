@@ -1,5 +1,7 @@
-package dev.sluice;
+package dev.sluice.control;
 
+import dev.sluice.Background;
+import dev.sluice.LogGate;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -7,6 +9,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,7 +74,10 @@ public final class Governor implements AutoCloseable {
         new Pid(b.setpoint, b.kp, b.ki, b.kd, b.maxRate, b.tripLevel, maxRise, b.initialRate);
     this.lease = new Lease(values, "governor:" + throttle, b.owner, b.interval.multipliedBy(3));
     this.task =
-        background ? Background.every(b.scheduler, this::tick, 0, b.interval.toMillis()) : null;
+        background
+            ? b.scheduler.scheduleWithFixedDelay(
+                this::tick, 0, b.interval.toMillis(), TimeUnit.MILLISECONDS)
+            : null;
   }
 
   /** A governor of {@code throttle}'s rate knob in {@code values} (the store's shared values). */

@@ -1,5 +1,6 @@
-package dev.sluice;
+package dev.sluice.control;
 
+import dev.sluice.LogGate;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +49,10 @@ public final class KnobWatcher implements AutoCloseable {
     this.values = Objects.requireNonNull(values, "values");
     long ms = checkRefresh(refresh).toMillis();
     refresh();
-    this.task = scheduler.map(s -> Background.every(s, this::refresh, ms, ms)).orElse(null);
+    this.task =
+        scheduler
+            .map(s -> s.scheduleWithFixedDelay(this::refresh, ms, ms, TimeUnit.MILLISECONDS))
+            .orElse(null);
   }
 
   /**

@@ -1,10 +1,11 @@
-package dev.sluice;
+package dev.sluice.control;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Background;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;

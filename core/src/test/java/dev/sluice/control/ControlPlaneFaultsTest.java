@@ -1,13 +1,19 @@
-package dev.sluice;
+package dev.sluice.control;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.DecisionListener;
+import dev.sluice.RateLimiter;
+import dev.sluice.Tier;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.http.TestRequest;
+import dev.sluice.shedding.LoadShedder;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.SharedValues;

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.shedding;
 
 import java.time.Duration;
 

@@ -1,5 +1,11 @@
-package dev.sluice;
+package dev.sluice.control;
 
+import dev.sluice.Algorithm;
+import dev.sluice.Engine;
+import dev.sluice.LimiterBuilder;
+import dev.sluice.Outcome;
+import dev.sluice.Policy;
+import dev.sluice.Tier;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.util.List;
@@ -63,7 +69,7 @@ public final class Throttles implements AutoCloseable {
     this.engine = Engine.of(b);
     this.failClosed = b.failClosed;
     this.sleeper = b.sleeper;
-    this.watcher = b.watchKnobs(this::applyKnobs);
+    this.watcher = b.watch(this::applyKnobs);
   }
 
   public static Builder builder(CounterStore store) {
@@ -228,6 +234,10 @@ public final class Throttles implements AutoCloseable {
 
     public Throttles build() {
       return new Throttles(this);
+    }
+
+    private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
+      return watchKnobs(apply);
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.control;
 
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;

@@ -1,5 +1,7 @@
-package dev.sluice;
+package dev.sluice.shedding;
 
+import dev.sluice.DecisionListener;
+import dev.sluice.Tier;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
@@ -75,12 +77,11 @@ public final class LoadShedder {
     return workers > 0 || utilization != null || adaptive != null;
   }
 
-  /** Sets the request's class on its outcome; tells the listener if the fleet's shedder refused. */
-  public void classify(Outcome out, String priorityClass) {
-    out.priorityClass = priorityClass;
-    if (!out.allowed() && out.shed()) {
-      tell(priorityClass, FLEET);
-    }
+  /**
+   * Tells the listener that the fleet's shedder refused a request of class {@code priorityClass}.
+   */
+  public void refusedByFleet(String priorityClass) {
+    tell(priorityClass, FLEET);
   }
 
   /**
@@ -96,36 +97,33 @@ public final class LoadShedder {
     return chance > 0 && random.getAsDouble() < chance;
   }
 
-  /** Marks {@code out} as refused by the worker-utilization shedder (a 503). */
-  public void shed(Outcome out) {
-    Tier tier =
-        adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
-    Verdicts.shedByWorkers(out, tier, retryAfterMillis);
-    tell(out.priorityClass, WORKERS);
+  /**
+   * What a refusal by the worker-utilization shedder names as the shedder's capacity: its workers,
+   * or the adaptive limit's estimate, per second.
+   */
+  public Tier capacityTier() {
+    return adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
   }
 
-  /** Counts an admitted request in flight until its {@link #slots} are released. */
-  public void enter(Outcome out) {
-    if (sheddingWorkers()) {
-      inFlight.incrementAndGet();
-      out.call.inFlight = this;
-      out.call.inFlightSince = System.nanoTime();
-    }
+  /** How long a request this shedder refuses is told to wait. */
+  public long retryAfterMillis() {
+    return retryAfterMillis;
+  }
+
+  /** Tells the listener that this shedder refused a request of class {@code priorityClass}. */
+  public void refusedByWorkers(String priorityClass) {
+    tell(priorityClass, WORKERS);
   }
 
   /**
-   * {@code held}, and the request's place in a shedder's count of requests in flight when it
-   * entered one ({@link #enter}).
+   * Counts an admitted request in flight; the returned task, run once when the request completes,
+   * counts it out (and teaches an adaptive limit its round trip). For a shedder that {@link
+   * #sheddingWorkers sheds by workers}.
    */
-  public static Slots slots(Outcome out, Slots held) {
-    Call call = out.call;
-    LoadShedder owner = call.inFlight;
-    if (owner == null) {
-      return held;
-    }
-    call.inFlight = null;
-    long since = call.inFlightSince;
-    return held.with(() -> owner.exit(since));
+  public Runnable enter() {
+    inFlight.incrementAndGet();
+    long since = System.nanoTime();
+    return () -> exit(since);
   }
 
   private void exit(long since) {
