@@ -2,7 +2,6 @@ package dev.sluice;
 
 import dev.sluice.algorithm.Count;
 import dev.sluice.algorithm.WindowLimit;
-import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterUpdate;
 import java.util.ArrayList;
@@ -14,7 +13,7 @@ import java.util.List;
  * counter per (policy, tier). Reused by the {@link Outcome} that owns it, so a decision allocates
  * nothing once it has been used; one thread at a time.
  */
-final class Call implements CounterBatch {
+final class Call implements TwoLayerBatch {
 
   /** A policy that applies, and whom it counts. */
   static final class Entry {

@@ -103,7 +103,8 @@ final class Evaluator {
    * readies the call's counters for {@code permits} at {@code now} and returns false.
    */
   private static boolean answeredWithoutCounting(Call call, long permits, long now, Outcome out) {
-    if ((permits > call.maxPermits && oversized(call, permits, out)) || denied(call, now, out)) {
+    if ((permits > call.maxPermits && Denials.oversized(call, permits, out))
+        || Denials.denied(call, now, out)) {
       return true;
     }
     call.permits = permits;
@@ -153,7 +154,7 @@ final class Evaluator {
       return;
     }
     refund(call, call.updates(false), counted);
-    remember(call, now);
+    Denials.remember(call, now);
     Call.Counter binding = call.latestRetry();
     long retry = binding.count.retryMillis();
     Verdicts.counted(
@@ -273,96 +274,6 @@ final class Evaluator {
     } catch (RuntimeException e) {
       LOG.debug("refund failed", e);
     }
-  }
-
-  /** Puts each failing policy's identity in its deny cache until one permit could pass. */
-  private static void remember(Call call, long now) {
-    for (int e = 0; e < call.entries(); e++) {
-      Call.Entry entry = call.entry(e);
-      Policy p = entry.policy;
-      if (p.denyCache == null) {
-        continue;
-      }
-      long until = 0;
-      Call.Counter worst = null;
-      for (int t = 0; t < p.tiers.length; t++) {
-        Call.Counter c = call.counter(entry.firstCounter + t);
-        if (c.count.passed()) {
-          continue;
-        }
-        long one = c.limit.retryForOne(c.count);
-        if (one > 0 && now + one > until) {
-          until = now + one;
-          worst = c;
-        }
-      }
-      if (worst != null) {
-        p.denyCache.put(
-            new DenyCache.Denial(
-                entry.identity,
-                until,
-                worst.tier,
-                Math.max(0, worst.count.used()),
-                worst.count.resetAt()),
-            now);
-      }
-    }
-  }
-
-  /**
-   * Answers from a deny cache when one holds an applying policy's identity. The entry found is kept
-   * in the call's entry until it lapses: entries are only ever replaced by later ones, so a kept
-   * one is never wrong, at most shorter than another thread's.
-   */
-  @SuppressWarnings("ReferenceEquality") // the same entry: no store needed
-  private static boolean denied(Call call, long now, Outcome out) {
-    for (int e = 0; e < call.entries(); e++) {
-      Call.Entry entry = call.entry(e);
-      DenyCache cache = entry.policy.denyCache;
-      if (cache == null) {
-        continue;
-      }
-      DenyCache.Denial d = entry.denial;
-      if (d == null || d.untilMillis() <= now) {
-        d = cache.get(entry.identity, now);
-        if (d != entry.denial) {
-          entry.denial = d;
-        }
-      }
-      if (d != null) {
-        Verdicts.rejected(
-            out,
-            entry.policy,
-            entry.policy.tiers[d.tier()],
-            d.used(),
-            d.resetAtMillis() - now,
-            d.untilMillis() - now,
-            true);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * A rejection, before any store call, when {@code permits} exceed a tier's limit: such a request
-   * can never pass, and counting it could only overflow.
-   */
-  private static boolean oversized(Call call, long permits, Outcome out) {
-    Policy worst = null;
-    Tier tier = null;
-    for (int e = 0; e < call.entries(); e++) {
-      Policy p = call.entry(e).policy;
-      if (permits > p.maxPermits && !p.shadow && (tier == null || p.maxPermits < tier.burst())) {
-        worst = p;
-        tier = p.tightest();
-      }
-    }
-    if (tier == null) {
-      return false;
-    }
-    Verdicts.rejected(out, worst, tier, 0, 0, tier.periodMillis(), false);
-    return true;
   }
 
   private void storeFailed(Call call, Outcome out, RuntimeException e) {

@@ -1,6 +1,5 @@
 package dev.sluice;
 
-import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
@@ -94,7 +93,7 @@ final class TwoLayerStore {
    * @throws RuntimeException when the shared store fails for a direct counter, or when it is down
    *     and a synced counter is past its local allowance
    */
-  void increment(CounterBatch batch) {
+  void increment(TwoLayerBatch batch) {
     int n = batch.size();
     if (storeDown) {
       checkAllowance(batch);
@@ -132,7 +131,7 @@ final class TwoLayerStore {
   }
 
   /** Fails the decision when a synced counter would pass its allowance while the store is down. */
-  private void checkAllowance(CounterBatch batch) {
+  private void checkAllowance(TwoLayerBatch batch) {
     for (int i = 0; i < batch.size(); i++) {
       if (batch.syncMillis(i) <= 0) {
         continue;
@@ -155,7 +154,7 @@ final class TwoLayerStore {
     }
   }
 
-  private boolean countLocally(CounterBatch batch, int i, long sync) {
+  private boolean countLocally(TwoLayerBatch batch, int i, long sync) {
     CounterKey probe = batch.key(i);
     long w = batch.window(i);
     long d = batch.delta(i);
@@ -177,7 +176,7 @@ final class TwoLayerStore {
   }
 
   /** Counts in {@code c}; false when it is gone, or {@code w} is older than its window. */
-  private boolean count(CounterBatch batch, int i, TwoLayerCounter c, long w, long d, long sync) {
+  private boolean count(TwoLayerBatch batch, int i, TwoLayerCounter c, long w, long d, long sync) {
     boolean enqueue;
     synchronized (c) {
       if (c.gone || w < c.window) {

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
@@ -197,7 +196,7 @@ class TwoLayerTest {
   }
 
   /** A batch of one synced counter of rule "cap". */
-  private static final class OneCounter implements CounterBatch {
+  private static final class OneCounter implements TwoLayerBatch {
     final String identity;
     final long window;
 

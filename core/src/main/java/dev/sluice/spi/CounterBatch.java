@@ -29,22 +29,6 @@ public interface CounterBatch {
   long delta(int i);
 
   /**
-   * Two-layer counting: how often, in milliseconds, the counter is synced with a shared store, or 0
-   * (the default) when every decision goes to the store.
-   */
-  default long syncMillis(int i) {
-    return 0;
-  }
-
-  /**
-   * Two-layer counting: how much one instance may count in a window on its own while the shared
-   * store is down, before the limit's store-failure setting applies. Unlimited by default.
-   */
-  default long localAllowance(int i) {
-    return Long.MAX_VALUE;
-  }
-
-  /**
    * 0 (the default) for a window counter. Otherwise counter {@code i} is a running counter that
    * never lags behind this floor, which rises with time (a token bucket's theoretical arrival time,
    * in nanoseconds): the store adds the delta to {@code max(stored, floor)}, a counter it does not

@@ -7,10 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import net.spy.memcached.CASResponse;
 import net.spy.memcached.CASValue;
 import net.spy.memcached.internal.BulkFuture;
@@ -138,8 +135,8 @@ final class Batch {
       queueReads(unknown, gets);
     } catch (RuntimeException e) {
       // Not sent (a full queue, a client shutting down): every permit taken is answered.
-      cancel(incrs);
-      cancel(touches);
+      Replies.cancel(incrs);
+      Replies.cancel(touches);
       gets.values().forEach(f -> f.cancel(false));
       NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
       throw new StoreUnavailableException("memcached operations could not be sent: " + e);
@@ -184,18 +181,20 @@ final class Batch {
   /** The new count of increment {@code i}. */
   private long count(int i, long deadline) {
     if (incrs[i] == null) {
-      return raise(i, get(touches[i], deadline), 0, deadline);
+      return raise(i, Replies.get(touches[i], deadline), 0, deadline);
     }
     {
       OperationFuture<Long> op = incrs[i];
-      long v = value(get(op, deadline));
+      long v = Replies.value(Replies.get(op, deadline));
       CounterUpdate u = updates.get(i);
-      for (int retry = 0; v < 0 && !succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
+      for (int retry = 0;
+          v < 0 && !Replies.succeeded(op) && retry < CREATION_RACE_RETRIES;
+          retry++) {
         // Another instance created the key between our miss and our add: count again.
         op = u.running() ? store.incr(current[i], u, amounts[i]) : store.incr(current[i], u);
-        v = value(get(op, deadline));
+        v = Replies.value(Replies.get(op, deadline));
       }
-      if (v < 0 && succeeded(op)) {
+      if (v < 0 && Replies.succeeded(op)) {
         // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
         // largest long, so it never wraps back to a small number.
         OperationFuture<Boolean> unused =
@@ -213,9 +212,9 @@ final class Batch {
           // Far behind after all (memcached lost it, or this instance's view was too high).
           boolean touched = touches[i] != null;
           CASValue<Object> seen =
-              get(touched ? touches[i] : store.client().asyncGets(current[i]), deadline);
+              Replies.get(touched ? touches[i] : store.client().asyncGets(current[i]), deadline);
           // Only a read queued right behind this incr can tell that nothing came between.
-          boolean alone = touched && seen != null && parse(seen.getValue()) == v;
+          boolean alone = touched && seen != null && Replies.parse(seen.getValue()) == v;
           return raise(i, seen, alone ? amounts[i] : 0, deadline);
         }
         store.running.remember(current[i], v, u, touches[i] != null, store.clock.millis());
@@ -250,14 +249,14 @@ final class Batch {
         // Expired or evicted (or never written): the bucket is full.
         long full = u.floor() + u.delta();
         if (Boolean.TRUE.equals(
-            get(store.client().add(key, expiry, Long.toString(full)), deadline))) {
+            Replies.get(store.client().add(key, expiry, Long.toString(full)), deadline))) {
           store.running.remember(key, full, u, true, store.clock.millis());
           return full;
         }
-      } else if (mine == 0 && parse(last.getValue()) >= u.floor()) {
+      } else if (mine == 0 && Replies.parse(last.getValue()) >= u.floor()) {
         // Raised since (by another request), or not behind at all: an incr is exact, and no
         // other writer can make it fail.
-        long v = value(get(store.incr(key, u), deadline));
+        long v = Replies.value(Replies.get(store.incr(key, u), deadline));
         if (v >= 0 && v - u.delta() >= u.floor()) {
           boolean renew = store.running.renewDue(key, u, store.clock.millis());
           if (renew) {
@@ -267,9 +266,9 @@ final class Batch {
           return v;
         }
       } else {
-        long raised = Math.max(parse(last.getValue()) - mine, u.floor()) + u.delta();
+        long raised = Math.max(Replies.parse(last.getValue()) - mine, u.floor()) + u.delta();
         CASResponse r =
-            get(
+            Replies.get(
                 store.client().asyncCAS(key, last.getCas(), expiry, Long.toString(raised)),
                 deadline);
         if (r == CASResponse.OK) {
@@ -278,7 +277,7 @@ final class Batch {
         }
       }
       mine = 0;
-      last = get(store.client().asyncGets(key), deadline);
+      last = Replies.get(store.client().asyncGets(key), deadline);
     }
   }
 
@@ -306,7 +305,7 @@ final class Batch {
     Map<String, Long> read = new HashMap<>(gets.size() * 2);
     for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
       try {
-        read.put(g.getKey(), parse(get(g.getValue(), deadline)));
+        read.put(g.getKey(), Replies.parse(Replies.get(g.getValue(), deadline)));
       } catch (StoreUnavailableException e) {
         LOG.debug("previous window {} not read", g.getKey(), e);
       }
@@ -319,8 +318,8 @@ final class Batch {
    * answered.
    */
   void failed() {
-    cancel(incrs);
-    cancel(touches);
+    Replies.cancel(incrs);
+    Replies.cancel(touches);
     gets.values().forEach(f -> f.cancel(false));
     if (!recorded) {
       recorded = true;
@@ -376,55 +375,6 @@ final class Batch {
       for (String k : keysOfNode) {
         gets.put(k, new OneOfBulk(bulk, k));
       }
-    }
-  }
-
-  private static void cancel(Future<?>[] futures) {
-    for (Future<?> f : futures) {
-      if (f != null) {
-        f.cancel(false);
-      }
-    }
-  }
-
-  /**
-   * The answer to an operation that was sent. Any failure here is unconfirmed: the operation may
-   * have reached memcached (a timeout, spymemcached's own, a connection lost with it in flight).
-   */
-  private static <T> T get(Future<T> f, long deadline) {
-    long wait = deadline - System.nanoTime();
-    try {
-      T v = f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
-      if (v == null && f.isCancelled()) {
-        throw StoreUnavailableException.unconfirmed("operation cancelled (node down)");
-      }
-      return v;
-    } catch (TimeoutException e) {
-      throw StoreUnavailableException.unconfirmed("memcached did not answer in time");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw StoreUnavailableException.unconfirmed("interrupted");
-    } catch (ExecutionException | RuntimeException e) {
-      throw StoreUnavailableException.unconfirmed("memcached failed: " + e.getMessage());
-    }
-  }
-
-  private static boolean succeeded(OperationFuture<Long> op) {
-    return op.isDone() && op.getStatus() != null && op.getStatus().isSuccess();
-  }
-
-  private static long value(Long v) {
-    return v == null ? -1 : v;
-  }
-
-  private static long parse(Object value) {
-    if (value == null) {
-      return 0;
-    }
-    try {
-      return Long.parseLong(value.toString().trim());
-    } catch (NumberFormatException e) {
-      return 0;
     }
   }
 }
