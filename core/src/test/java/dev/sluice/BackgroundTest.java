@@ -94,9 +94,12 @@ class BackgroundTest {
     assertTrue(!names.isEmpty(), "the shared scheduler runs the governor's first tick");
     for (String n : names) {
       assertTrue(
-          n.matches("sluice-background-[12]") || n.equals("sluice-coarse-clock"),
+          n.matches("sluice-background-\\d+") || n.equals("sluice-coarse-clock"),
           "a thread of its own: " + names);
     }
+    assertTrue(
+        names.stream().filter(n -> n.startsWith("sluice-background-")).count() <= 2,
+        "two scheduler threads at most: " + names);
     g.close();
     w.close();
   }
