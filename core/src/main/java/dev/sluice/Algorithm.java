@@ -1,6 +1,6 @@
 package dev.sluice;
 
-import dev.sluice.algorithm.WindowLimit;
+import dev.sluice.algorithm.TierLimit;
 
 /** How a limiter counts a window. */
 public enum Algorithm {
@@ -10,8 +10,8 @@ public enum Algorithm {
    */
   SLIDING_WINDOW {
     @Override
-    WindowLimit limit(Tier tier, boolean staggered) {
-      return WindowLimit.sliding(tier.limit(), tier.periodMillis());
+    TierLimit limit(Tier tier, boolean staggered) {
+      return TierLimit.sliding(tier.limit(), tier.periodMillis());
     }
 
     @Override
@@ -22,8 +22,8 @@ public enum Algorithm {
   /** Fixed window: at most {@code limit} per window, counted from the window boundary. */
   FIXED_WINDOW {
     @Override
-    WindowLimit limit(Tier tier, boolean staggered) {
-      return WindowLimit.fixed(tier.limit(), tier.periodMillis(), staggered);
+    TierLimit limit(Tier tier, boolean staggered) {
+      return TierLimit.fixed(tier.limit(), tier.periodMillis(), staggered);
     }
 
     @Override
@@ -38,8 +38,8 @@ public enum Algorithm {
    */
   CONCURRENCY {
     @Override
-    WindowLimit limit(Tier tier, boolean staggered) {
-      return WindowLimit.concurrent(tier.limit(), tier.periodMillis());
+    TierLimit limit(Tier tier, boolean staggered) {
+      return TierLimit.concurrent(tier.limit(), tier.periodMillis());
     }
 
     @Override
@@ -54,8 +54,8 @@ public enum Algorithm {
    */
   TOKEN_BUCKET {
     @Override
-    WindowLimit limit(Tier tier, boolean staggered) {
-      return WindowLimit.tokenBucket(tier.limit(), tier.periodMillis(), tier.burst());
+    TierLimit limit(Tier tier, boolean staggered) {
+      return TierLimit.tokenBucket(tier.limit(), tier.periodMillis(), tier.burst());
     }
 
     @Override
@@ -65,7 +65,7 @@ public enum Algorithm {
   };
 
   /** One tier under this algorithm. */
-  abstract WindowLimit limit(Tier tier, boolean staggered);
+  abstract TierLimit limit(Tier tier, boolean staggered);
 
   /** Whether window boundaries can be staggered per identity. */
   abstract boolean staggers();

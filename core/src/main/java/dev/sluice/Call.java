@@ -1,7 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.algorithm.Count;
-import dev.sluice.algorithm.WindowLimit;
+import dev.sluice.algorithm.TierLimit;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterUpdate;
 import java.util.ArrayList;
@@ -34,7 +34,7 @@ final class Call implements TwoLayerBatch {
   static final class Counter {
     Entry entry;
     int tier;
-    WindowLimit limit;
+    TierLimit limit;
     long window;
     long windowStart;
 
@@ -189,7 +189,7 @@ final class Call implements TwoLayerBatch {
           c.entry = e;
         }
         c.tier = t;
-        WindowLimit limit = policy.limits[t];
+        TierLimit limit = policy.limits[t];
         if (c.limit != limit) {
           c.limit = limit;
           c.windowEnd = Long.MIN_VALUE;

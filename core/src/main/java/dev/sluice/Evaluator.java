@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One decision, for the {@link Engine}: deny cache, one batched store call for every (policy, tier)
  * counter, each tier's algorithm, refunds. It knows no algorithm: each tier's {@link
- * dev.sluice.algorithm.WindowLimit} reads the counts. Thread-safe and stateless apart from the
+ * dev.sluice.algorithm.TierLimit} reads the counts. Thread-safe and stateless apart from the
  * policies' deny caches; a decision's working state lives in the caller's {@link Outcome}.
  */
 final class Evaluator {

@@ -1,6 +1,6 @@
 package dev.sluice;
 
-import dev.sluice.algorithm.WindowLimit;
+import dev.sluice.algorithm.TierLimit;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,7 +17,7 @@ public final class Policy {
   final String id;
   final Algorithm algorithm;
   final Tier[] tiers;
-  final WindowLimit[] limits;
+  final TierLimit[] limits;
   final boolean failClosed;
 
   /** What a decision does when the store fails ({@link OnStoreFailure}). */
@@ -90,7 +90,7 @@ public final class Policy {
     this.instances = instances;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
-    this.limits = new WindowLimit[this.tiers.length];
+    this.limits = new TierLimit[this.tiers.length];
     for (int i = 0; i < limits.length; i++) {
       limits[i] = algorithm.limit(this.tiers[i], staggered);
     }

@@ -1,7 +1,7 @@
 package dev.sluice.algorithm;
 
 /**
- * One tier's counts in one decision, and what its {@link WindowLimit} made of them. Mutable and
+ * One tier's counts in one decision, and what its {@link TierLimit} made of them. Mutable and
  * reused from call to call by one thread at a time.
  */
 public final class Count {

@@ -14,7 +14,7 @@ package dev.sluice.algorithm;
  * at most one nanosecond per token early; on millisecond clocks that is exact for any rate that
  * divides a period into whole nanoseconds. {@code max(TAT, now)} is the floor.
  */
-final class TokenBucket implements WindowLimit {
+final class TokenBucket implements TierLimit {
 
   /** 2020-01-01T00:00:00Z: where the TAT counts from. */
   static final long EPOCH_MILLIS = 1_577_836_800_000L;

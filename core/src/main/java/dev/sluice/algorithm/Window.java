@@ -1,7 +1,7 @@
 package dev.sluice.algorithm;
 
 /** What every window algorithm holds: its limit and its period. */
-abstract class Window implements WindowLimit {
+abstract class Window implements TierLimit {
 
   final long limit;
   final long period;

@@ -28,10 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>spymemcached reconnects a lost node after a whole second at best, so a memcached restarted in
  * a few milliseconds would leave a second of decisions uncounted. While a node is lost this probes
  * it every {@link #PROBE_MILLIS} ms with a plain TCP connect; when it answers, a new client is
- * connected, and once it has reached that node it takes the old one's place (which is shut down
- * after its operations in flight). Calls keep going to the old client until then, so nodes that
- * never failed see no gap. Probes, the wait for the new client and the old one's shutdown are tasks
- * on the store's scheduler; none blocks it longer than a probe's connect.
+ * connected, and once it has reached that node and every other live one it takes the old one's
+ * place (which is shut down a second later, after its operations in flight). Calls keep going to
+ * the old client until then, so nodes that never failed see no gap. Probes, the wait for the new
+ * client and the old one's shutdown are tasks on the store's scheduler; none blocks it longer than
+ * a probe's connect.
  */
 final class Connection implements AutoCloseable {
 
@@ -132,8 +133,8 @@ final class Connection implements AutoCloseable {
   }
 
   /**
-   * Connects a new client; once it reaches {@code node}, it replaces the current one. If it does
-   * not within the connect timeout, it is dropped and the probing goes on.
+   * Connects a new client; once it reaches {@code node} and every other live node, it replaces the
+   * current one. If it does not within the connect timeout, it is dropped and the probing goes on.
    */
   private void replaceReaching(SocketAddress node) {
     Observer o = new Observer(node);
@@ -219,12 +220,25 @@ final class Connection implements AutoCloseable {
       opened.incrementAndGet();
       up.add(node);
       all.countDown();
-      if (node.equals(awaited)) {
+      if (awaited != null && up.contains(awaited) && reachesEveryLiveNode()) {
         reached.complete(null);
       }
       if (owner == client) {
         nodes.up(node);
       }
+    }
+
+    /**
+     * Whether this client is connected to every node but those still lost: a client that took over
+     * before reaching a healthy node would fail that node's calls until it did.
+     */
+    private boolean reachesEveryLiveNode() {
+      for (InetSocketAddress s : servers) {
+        if (!up.contains(s) && !s.equals(awaited) && !nodes.isDown(s)) {
+          return false;
+        }
+      }
+      return true;
     }
 
     @Override

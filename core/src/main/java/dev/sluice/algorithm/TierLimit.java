@@ -5,10 +5,10 @@ package dev.sluice.algorithm;
  * the counts the store reported for a window and the one before it, it decides whether a request
  * passes and fills in what a client is told. Immutable and thread-safe.
  */
-public interface WindowLimit {
+public interface TierLimit {
 
   /** A sliding-window, fixed-rate limit: {@code previous × (1 − f) + current ≤ limit}. */
-  static WindowLimit sliding(long limit, long periodMillis) {
+  static TierLimit sliding(long limit, long periodMillis) {
     return new SlidingWindow(limit, periodMillis);
   }
 
@@ -16,7 +16,7 @@ public interface WindowLimit {
    * A fixed-window limit; {@code staggered} shifts each identity's window boundary by a hash of the
    * identity, so clients do not all reset at once.
    */
-  static WindowLimit fixed(long limit, long periodMillis, boolean staggered) {
+  static TierLimit fixed(long limit, long periodMillis, boolean staggered) {
     return new FixedWindow(limit, periodMillis, staggered);
   }
 
@@ -24,7 +24,7 @@ public interface WindowLimit {
    * At most {@code limit} requests in flight at once per identity; a slot lives at most two periods
    * if it is never given back.
    */
-  static WindowLimit concurrent(long limit, long slotTtlMillis) {
+  static TierLimit concurrent(long limit, long slotTtlMillis) {
     return new ConcurrentRequests(limit, slotTtlMillis);
   }
 
@@ -35,7 +35,7 @@ public interface WindowLimit {
    * A token bucket of {@code burst} tokens refilled at {@code rate} per {@code periodMillis}, exact
    * (GCRA); both at most {@link #MAX_BUCKET_TOKENS}.
    */
-  static WindowLimit tokenBucket(long rate, long periodMillis, long burst) {
+  static TierLimit tokenBucket(long rate, long periodMillis, long burst) {
     return new TokenBucket(rate, periodMillis, burst);
   }
 
