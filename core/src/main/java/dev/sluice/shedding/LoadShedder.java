@@ -10,13 +10,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 
 /**
- * One instance's side of load shedding: the priority class each request is in, and the
- * worker-utilization shedder (Stripe's last line of defence). Utilization is this instance's
- * requests in flight over its worker threads, over an adaptive estimate of its capacity (Netflix's
- * {@code concurrency-limits}), or what a supplier the user gives says. A {@link SheddingController}
- * turns it into a shedding amount, slowly, and each request of a sheddable class is dropped with
- * the chance its rank gets: the lowest class first, never the critical one. Used by the HTTP
- * layer's {@code RequestLimiter}; thread-safe.
+ * One instance's side of load shedding: the worker-utilization shedder (Stripe's last line of
+ * defence). Utilization is this instance's requests in flight over its worker threads, over an
+ * adaptive estimate of its capacity (Netflix's {@code concurrency-limits}), or what a supplier the
+ * user gives says. A {@link SheddingController} turns it into a shedding amount, slowly, and each
+ * request of a sheddable class is dropped with the chance its rank gets: the lowest class first,
+ * never the critical one. Driven by the HTTP rules' load-shedding plan, which writes its answers
+ * into the request's outcome; thread-safe.
  */
 public final class LoadShedder {
 
