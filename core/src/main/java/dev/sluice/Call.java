@@ -49,8 +49,8 @@ final class Call implements TwoLayerBatch {
     long previous;
     final Count count = new Count();
 
-    /** The counter's name, for stores that key counters by it. */
-    final CounterKey key = new CounterKey();
+    /** The counter's name, for stores that key counters by it; made when first laid out. */
+    CounterKey key;
 
     Tier tier() {
       return entry.policy.tiers[tier];
@@ -110,8 +110,8 @@ final class Call implements TwoLayerBatch {
    */
   Runnable inFlight;
 
-  /** The IETF fields of the counters, kept while the same policies apply. */
-  final IetfFields ietf = new IetfFields();
+  /** The IETF fields of the counters, kept while the same policies apply; made on first use. */
+  private IetfFields ietf;
 
   void clear() {
     if (slots != null) {
@@ -194,6 +194,9 @@ final class Call implements TwoLayerBatch {
           c.limit = limit;
           c.windowEnd = Long.MIN_VALUE;
         }
+        if (c.key == null) {
+          c.key = new CounterKey();
+        }
         c.key.set(policy.id, e.identity, limit.periodMillis());
       }
     }
@@ -204,6 +207,13 @@ final class Call implements TwoLayerBatch {
 
   int entries() {
     return entryCount;
+  }
+
+  IetfFields ietf() {
+    if (ietf == null) {
+      ietf = new IetfFields();
+    }
+    return ietf;
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -86,7 +87,7 @@ public final class Decision {
    * is then unknown; also empty when the local deny cache answered, apart from the binding.
    */
   public List<Quota> quotas() {
-    return List.copyOf(outcome.quotas());
+    return Collections.unmodifiableList(outcome.quotas());
   }
 
   /** Whether the store answered, and if not, which way the decision fell. */

@@ -232,7 +232,7 @@ public final class Outcome {
    * apply, so a filter that reuses its outcome builds it once.
    */
   public String ietfPolicy() {
-    return scope == Scope.ALL ? call.ietf.policy(call) : ietfFromQuotas(true);
+    return scope == Scope.ALL ? call.ietf().policy(call) : ietfFromQuotas(true);
   }
 
   /**

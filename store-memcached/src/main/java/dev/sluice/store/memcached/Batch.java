@@ -334,19 +334,15 @@ final class Batch {
   private boolean reserve(int i) {
     CounterUpdate u = updates.get(i);
     String key = current[i];
-    long desired =
-        store.running.reserve(
-            key,
-            u,
-            amount -> {
-              incrs[i] = store.incr(key, u, amount);
-              amounts[i] = amount;
-            });
-    if (desired == RunningCounters.NOT_SEEN) {
-      return false;
-    }
-    reserved[i] = desired;
-    return true;
+    store.running.reserve(
+        key,
+        u,
+        (amount, desired) -> {
+          incrs[i] = store.incr(key, u, amount);
+          amounts[i] = amount;
+          reserved[i] = desired;
+        });
+    return incrs[i] != null;
   }
 
   /**

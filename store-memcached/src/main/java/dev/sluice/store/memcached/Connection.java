@@ -234,7 +234,7 @@ final class Connection implements AutoCloseable {
      */
     private boolean reachesEveryLiveNode() {
       for (InetSocketAddress s : servers) {
-        if (!up.contains(s) && !s.equals(awaited) && !nodes.isDown(s)) {
+        if (!up.contains(s) && !nodes.isDown(s)) {
           return false;
         }
       }

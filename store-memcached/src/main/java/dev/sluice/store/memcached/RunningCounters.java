@@ -2,7 +2,6 @@ package dev.sluice.store.memcached;
 
 import dev.sluice.spi.CounterUpdate;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.LongConsumer;
 
 /**
  * The value each running counter (a token bucket's theoretical arrival time) had when this instance
@@ -19,8 +18,10 @@ final class RunningCounters {
    */
   private record Running(long value, long renewed) {}
 
-  /** {@link #reserve}'s answer for a counter not seen lately. */
-  static final long NOT_SEEN = Long.MIN_VALUE;
+  /** Sends a reserved request's {@code incr}: the amount to add, and the value reserved for it. */
+  interface Send {
+    void send(long amount, long reserved);
+  }
 
   private final int capacity;
   private final ConcurrentHashMap<String, Running> values = new ConcurrentHashMap<>();
@@ -31,18 +32,17 @@ final class RunningCounters {
 
   /**
    * Reserves a request on running counter {@code key} when this instance saw it lately (no further
-   * behind its floor than {@link #slack}), and returns the value reserved for it, or {@link
-   * #NOT_SEEN}. The request is reserved against this instance's view {@code L} of the counter,
-   * under the view's lock, and {@code send} queues the {@code incr} of the amount under it too, so
-   * this instance's increments reach memcached in the order they were reserved: the request is
-   * given {@code max(L, floor) + delta} and the {@code incr} adds exactly what moves {@code L}
-   * there (the delta, and the catch-up of a full bucket). Alone, memcached's value is then the
-   * view, and every decision is exact GCRA. Other instances' increments are not in the view: a
-   * catch-up may then count up to the slack twice (refusing, at most, the slack's tokens wrongly),
-   * and a decision also sees what they added before it.
+   * behind its floor than {@link #slack}): {@code send} is told the amount and the value reserved,
+   * and nothing happens to a counter not seen lately. The request is reserved against this
+   * instance's view {@code L} of the counter, under the view's lock, and {@code send} queues the
+   * {@code incr} of the amount under it too, so this instance's increments reach memcached in the
+   * order they were reserved: the request is given {@code max(L, floor) + delta} and the {@code
+   * incr} adds exactly what moves {@code L} there (the delta, and the catch-up of a full bucket).
+   * Alone, memcached's value is then the view, and every decision is exact GCRA. Other instances'
+   * increments are not in the view: a catch-up may then count up to the slack twice (refusing, at
+   * most, the slack's tokens wrongly), and a decision also sees what they added before it.
    */
-  long reserve(String key, CounterUpdate u, LongConsumer send) {
-    long[] reserved = {NOT_SEEN};
+  void reserve(String key, CounterUpdate u, Send send) {
     values.computeIfPresent(
         key,
         (k, r) -> {
@@ -50,11 +50,9 @@ final class RunningCounters {
             return r; // not seen lately: compare-and-set
           }
           long desired = Math.max(r.value(), u.floor()) + u.delta();
-          send.accept(desired - r.value());
-          reserved[0] = desired;
+          send.send(desired - r.value(), desired);
           return new Running(desired, r.renewed());
         });
-    return reserved[0];
   }
 
   /**
