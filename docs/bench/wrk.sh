@@ -7,14 +7,18 @@
 #   ROUNDS=1 DURATION=5s docs/bench/wrk.sh demo   # one group: demo, grizzly, grizzly-memcached,
 #                                                  # tomcat or tomcat-memcached
 #
-# Rows: the demo (Jersey on Grizzly) off, in memory and on memcached, each its own JVM; a bare
-# Jersey server off, with Sluice in memory and with Bucket4j (a JAX-RS filter over a bucket per
-# key, writing the same headers), in one JVM on three ports (so JIT luck is shared); the same
-# server off, with the memcached floor (the same three incrs sent straight through spymemcached in
-# one round trip) and with Sluice on memcached, in a second JVM; Tomcat with a plain servlet, off
-# and behind SluiceFilter, likewise in memory and on memcached. A JVM holds one store, as an
-# application does. memcached runs on the same machine. Prints a Markdown table; the ratio is to
-# the same JVM's server with Sluice off, measured in the same round.
+# Rows: the demo (Jersey on Grizzly) off, in memory and on memcached, each its own JVM. A bare
+# Jersey server in one JVM, one port per mode (so JIT luck is shared): off, Sluice in memory, the
+# Bucket4j peer (a JAX-RS filter over a bucket per key, writing the same headers), the filter floor
+# (a request and a response filter that write the same headers with fixed values and count
+# nothing), and off again. The same server in a second JVM: off, the memcached floor (the same
+# three incrs sent straight through spymemcached in one round trip), Sluice on memcached, off
+# again. Tomcat with a plain servlet, off, behind SluiceFilter, off again; likewise on memcached.
+# "Off again" is the same server as the first row: its ratio is how far apart two identical
+# servers measure, the resolution of the run. A JVM holds one store, as an application does.
+# memcached runs on the same machine. Rounds alternate their order (forwards, then backwards) so
+# a drift in the machine's speed favours no row. Prints a Markdown table; the ratio is to the same
+# JVM's server with Sluice off, measured in the same round.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -96,19 +100,24 @@ rows() {
         echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
         echo "Jersey on Grizzly: Sluice in memory|grizzly|$((PORT + 11))|shared"
         echo "Jersey on Grizzly: Bucket4j filter (peer)|grizzly|$((PORT + 12))|shared"
+        echo "Jersey on Grizzly: filter floor (headers only)|grizzly|$((PORT + 13))|shared"
+        echo "Jersey on Grizzly: off again (resolution)|grizzly|$((PORT + 14))|shared"
         ;;
       grizzly-memcached)
         echo "Jersey on Grizzly (second JVM): off|grizzly-memcached|$((PORT + 30))|shared"
         echo "Jersey on Grizzly: memcached floor (3 raw incrs)|grizzly-memcached|$((PORT + 31))|shared"
         echo "Jersey on Grizzly: Sluice on memcached|grizzly-memcached|$((PORT + 32))|shared"
+        echo "Jersey on Grizzly (second JVM): off again (resolution)|grizzly-memcached|$((PORT + 33))|shared"
         ;;
       tomcat)
         echo "servlet on Tomcat: off|tomcat|$((PORT + 20))|shared"
         echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$((PORT + 21))|shared"
+        echo "servlet on Tomcat: off again (resolution)|tomcat|$((PORT + 22))|shared"
         ;;
       tomcat-memcached)
         echo "servlet on Tomcat (second JVM): off|tomcat-memcached|$((PORT + 40))|shared"
         echo "servlet on Tomcat: SluiceFilter on memcached|tomcat-memcached|$((PORT + 41))|shared"
+        echo "servlet on Tomcat (second JVM): off again (resolution)|tomcat-memcached|$((PORT + 42))|shared"
         ;;
       *) echo "unknown group: $g (demo, grizzly, grizzly-memcached, tomcat, tomcat-memcached)" >&2; exit 2 ;;
     esac
@@ -119,10 +128,10 @@ rows() {
 shared_server() {
   local group=$1
   case $group in
-    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --modes off,sluice,bucket4j" ;;
-    grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $WORK/on.yaml --memcached $MC --modes off,floor,sluice-memcached" ;;
-    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --modes off,sluice" ;;
-    tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice-memcached" ;;
+    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --modes off,sluice,bucket4j,headers,off" ;;
+    grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $WORK/on.yaml --memcached $MC --modes off,floor,sluice-memcached,off" ;;
+    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --modes off,sluice,off" ;;
+    tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice-memcached,off" ;;
   esac
 }
 
@@ -192,7 +201,11 @@ done
 RESULTS="$WORK/results"
 : >"$RESULTS"
 for r in $(seq "$ROUNDS"); do
-  for i in "${!ROWS[@]}"; do
+  order=("${!ROWS[@]}")
+  if [ $((r % 2)) -eq 0 ]; then
+    order=($(printf '%s\n' "${order[@]}" | sort -rn))
+  fi
+  for i in "${order[@]}"; do
     IFS='|' read -r name group port cmd <<<"${ROWS[$i]}"
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
     m=$(measure "$port" "$cmd")

@@ -56,7 +56,8 @@ import org.glassfish.jersey.server.ResourceConfig;
  * --memcached}), {@code floor} (the three {@code incr}s sent straight through spymemcached in one
  * round trip, nothing decided), {@code bucket4j} (what Bucket4j's documentation leads a JAX-RS user
  * to write: a filter over a bucket per key and one per address, writing the same {@code
- * X-RateLimit} headers). Runs until killed.
+ * X-RateLimit} headers), {@code headers} (a filter pair that writes Sluice's headers with fixed
+ * values and counts nothing: the least a JAX-RS limiter costs). Runs until killed.
  */
 public final class WrkServer {
 
@@ -119,6 +120,7 @@ public final class WrkServer {
         app.register(Floor.class);
       }
       case "bucket4j" -> app.register(Bucket4jFilter.class);
+      case "headers" -> app.register(HeadersOnly.class);
       default -> throw new IllegalArgumentException("unknown mode: " + mode);
     }
     HttpServer server =
@@ -191,6 +193,39 @@ public final class WrkServer {
         }
       } catch (Exception e) {
         // As a limiter failing open: the request goes on.
+      }
+    }
+  }
+
+  /**
+   * What any JAX-RS limiter pays before it counts anything: a request filter that reads the API key
+   * and a response filter that writes Sluice's six headers, with values as long as Sluice's, fixed.
+   * Nothing is counted or decided.
+   */
+  public static final class HeadersOnly implements ContainerRequestFilter, ContainerResponseFilter {
+    private static final String KEY = "headers-only.key";
+
+    @Override
+    public void filter(ContainerRequestContext ctx) {
+      ctx.setProperty(KEY, ctx.getHeaderString("X-Api-Key"));
+    }
+
+    @Override
+    public void filter(ContainerRequestContext req, ContainerResponseContext res) {
+      if (req.getProperty(KEY) != null) {
+        var h = res.getHeaders();
+        h.add("X-RateLimit-Limit", "10000000");
+        h.add("X-RateLimit-Remaining", "9999999");
+        h.add("X-RateLimit-Used", "1");
+        h.add("X-RateLimit-Reset", "2");
+        h.add(
+            "RateLimit-Policy",
+            "\"per-key-60s\";q=100000000;w=60, \"per-key-1s\";q=10000000;w=1,"
+                + " \"per-ip\";q=1000000000;w=60");
+        h.add(
+            "RateLimit",
+            "\"per-key-60s\";r=99999874;t=83, \"per-key-1s\";r=9999999;t=2,"
+                + " \"per-ip\";r=999876539;t=83");
       }
     }
   }

@@ -144,7 +144,7 @@ final class ContainerAccess implements ContainerLifecycleListener {
         if (step.getter == null) {
           break;
         }
-        d = step.getter.invoke(d);
+        d = (Object) step.getter.invokeExact(d);
         if (step.request) {
           return d != null ? d : injection.getInstance(type);
         }
@@ -214,7 +214,7 @@ final class ContainerAccess implements ContainerLifecycleListener {
     if (custom != null) {
       return custom.apply(ctx);
     }
-    String address = (String) call(remoteAddr, ctx);
+    String address = call(remoteAddr, ctx);
     if (address == null && !started && warned.compareAndSet(false, true)) {
       // A container that never announced its start-up (a test harness): say so once, loudly.
       LOG.error("{}; until then, rules keyed on ip limit nobody", HOW_TO);
@@ -224,17 +224,18 @@ final class ContainerAccess implements ContainerLifecycleListener {
 
   /** The servlet context path, or null when Jersey does not run in a servlet container. */
   String contextPath(ContainerRequestContext ctx) {
-    return kind == Kind.SERVLET ? (String) call(contextPath, ctx) : null;
+    return kind == Kind.SERVLET ? call(contextPath, ctx) : null;
   }
 
-  private Object call(MethodHandle method, ContainerRequestContext ctx) {
+  /** Calls a getter of the container's request, typed {@code (Object)String}: an exact call. */
+  private String call(MethodHandle method, ContainerRequestContext ctx) {
     Class<?> type = requestType;
     if (method == null || type == null) {
       return null;
     }
     try {
       Object request = containerRequest(ctx, type);
-      return request == null ? null : method.invoke(request);
+      return request == null ? null : (String) method.invokeExact(request);
     } catch (Throwable e) {
       if (e instanceof Error err && !(e instanceof LinkageError)) {
         throw err;

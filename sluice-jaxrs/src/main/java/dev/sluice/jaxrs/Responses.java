@@ -124,18 +124,17 @@ final class Responses {
   /**
    * Adds the decision's headers to a response that does not carry them yet. Jersey's header map
    * lower-cases a name (a new string) each time it hashes one: whether a header is there is read
-   * from the response's few names instead, and each value list is put whole, which hashes once
-   * where {@code putSingle} hashes twice.
+   * from the response's few names instead, in one walk over them, and each value list is put whole,
+   * which hashes once where {@code putSingle} hashes twice.
    */
   static void addHeaders(Applied applied, MultivaluedMap<String, Object> headers) {
     try {
-      Set<String> present = headers.keySet();
+      long present = headers.isEmpty() ? 0 : present(applied, headers.keySet());
       for (int i = 0; i < applied.size; i += 2) {
-        String name = applied.headers[i];
-        if (!hasIgnoringCase(present, name)) {
+        if ((present & (1L << (i / 2))) == 0) {
           List<Object> value = new ArrayList<>(1);
           value.add(applied.headers[i + 1]);
-          headers.put(name, value);
+          headers.put(applied.headers[i], value);
         }
       }
     } catch (RuntimeException e) {
@@ -143,12 +142,16 @@ final class Responses {
     }
   }
 
-  private static boolean hasIgnoringCase(Set<String> names, String name) {
+  /** Which of the decision's headers {@code names} has (bit i: the i-th), ignoring case. */
+  private static long present(Applied applied, Set<String> names) {
+    long present = 0;
     for (String n : names) {
-      if (n.equalsIgnoreCase(name)) {
-        return true;
+      for (int i = 0; i < applied.size && i < 128; i += 2) {
+        if (n.equalsIgnoreCase(applied.headers[i])) {
+          present |= 1L << (i / 2);
+        }
       }
     }
-    return false;
+    return present;
   }
 }
