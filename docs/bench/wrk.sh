@@ -56,29 +56,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cat >"$WORK/off.yaml" <<'EOF'
-rules: []
-EOF
-cat >"$WORK/on.yaml" <<'EOF'
-rules:
-  - id: per-key
-    match: { prefix: /api }
-    key: [header:X-Api-Key]
-    tiers: [ { limit: 100000000, period: 1m }, { limit: 10000000, period: 1s } ]
-  - id: per-ip
-    match: { prefix: /api }
-    key: [ip]
-    tiers: [ { limit: 1000000000, period: 1m } ]
-EOF
-cat >"$WORK/keys.lua" <<'EOF'
--- 1,000 API keys in turn; a response other than 200 is counted by wrk as non-2xx
-local i = 0
-request = function()
-  i = (i + 1) % 1000
-  return wrk.format("GET", "/api/v1/report", { ["X-Api-Key"] = "key-" .. i })
-end
-EOF
-
 MC_PORT=$((PORT + 100))
 MC_USER=()
 [ "$(id -u)" -eq 0 ] && MC_USER=(-u root)
@@ -92,9 +69,9 @@ rows() {
   for g in $GROUPS_WANTED; do
     case $g in
       demo)
-        echo "demo: Sluice off (rules: [])|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/off.yaml"
-        echo "demo: Sluice in memory|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml"
-        echo "demo: Sluice on memcached|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $WORK/on.yaml --memcached $MC"
+        echo "demo: Sluice off (rules: [])|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $ROOT/docs/bench/off.yaml"
+        echo "demo: Sluice in memory|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $ROOT/docs/bench/wrk-rules.yaml"
+        echo "demo: Sluice on memcached|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $ROOT/docs/bench/wrk-rules.yaml --memcached $MC"
         ;;
       grizzly)
         echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
@@ -128,10 +105,10 @@ rows() {
 shared_server() {
   local group=$1
   case $group in
-    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $WORK/on.yaml --modes off,sluice,bucket4j,headers,off" ;;
-    grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $WORK/on.yaml --memcached $MC --modes off,floor,sluice-memcached,off" ;;
-    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $WORK/on.yaml --modes off,sluice,off" ;;
-    tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $WORK/on.yaml --memcached $MC --modes off,sluice-memcached,off" ;;
+    grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $ROOT/docs/bench/wrk-rules.yaml --modes off,sluice,bucket4j,headers,off" ;;
+    grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $ROOT/docs/bench/wrk-rules.yaml --memcached $MC --modes off,floor,sluice-memcached,off" ;;
+    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $ROOT/docs/bench/wrk-rules.yaml --modes off,sluice,off" ;;
+    tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $ROOT/docs/bench/wrk-rules.yaml --memcached $MC --modes off,sluice-memcached,off" ;;
   esac
 }
 
@@ -153,7 +130,7 @@ await_port() {
 }
 
 load() { # port duration [--latency]
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" ${3:-} -s "$WORK/keys.lua" "http://127.0.0.1:$1"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" ${3:-} -s "$ROOT/docs/bench/wrk-keys.lua" "http://127.0.0.1:$1"
 }
 
 result() { # wrk output -> "rps p50 p99 non2xx"
@@ -216,9 +193,10 @@ done
 
 echo
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)."
-echo "Medians over the rounds; a ratio is taken within each round (the row against its server's"
-echo "first row, Sluice off, measured minutes apart at most), then its median; each round's"
-echo "requests/s in brackets."
+echo "Medians over the rounds; a ratio is taken within each round, against the mean of the"
+echo "server's Sluice-off rows in that round (off and off again: the same server twice), then its"
+echo "median; each round's requests/s in brackets. The off-again row's ratio shows how far two"
+echo "identical servers measure apart, the run's resolution."
 echo
 echo "| server | requests/s | p50 | p99 | × off, requests/s | × off, p99 | non-2xx |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -230,16 +208,20 @@ sort -t'|' -k1,1n -k5,5n "$RESULTS" | awk -F'|' '
   }
   {
     split($4, m, " ")
-    key = $1; round = $5; name[key] = $3; g = $2
-    if (!(g in first)) first[g] = key
-    if (first[g] == key) { offr[g, round] = m[1]; offl[g, round] = m[3] }
-    rps[key] = rps[key] " " sprintf("%.0f", m[1]); p50[key] = p50[key] " " m[2]; p99[key] = p99[key] " " m[3]
-    rr[key] = rr[key] " " m[1] / offr[g, round]; lr[key] = lr[key] " " m[3] / offl[g, round]
-    bad[key] += m[4]; if (!(key in seen)) { order[++n] = key; seen[key] = 1 }
+    i = ++lines; key[i] = $1; grp[i] = $2; rnd[i] = $5; r[i] = m[1]; l[i] = m[3]
+    name[$1] = $3; p50[$1] = p50[$1] " " m[2]; p99[$1] = p99[$1] " " m[3]
+    rps[$1] = rps[$1] " " sprintf("%.0f", m[1]); bad[$1] += m[4]
+    if (!($1 in seen)) { order[++n] = $1; seen[$1] = 1 }
+    if ($3 ~ /: off$|off again|Sluice off/) { br[$2, $5] += m[1]; bl[$2, $5] += m[3]; bn[$2, $5]++ }
   }
   END {
+    for (i = 1; i <= lines; i++) {
+      g = grp[i]; o = rnd[i]
+      rr[key[i]] = rr[key[i]] " " r[i] * bn[g, o] / br[g, o]
+      lr[key[i]] = lr[key[i]] " " l[i] * bn[g, o] / bl[g, o]
+    }
     for (k = 1; k <= n; k++) {
-      key = order[k]
-      printf "| %s | %.0f [%s ] | %.2f ms | %.2f ms | %.2f | %.2f | %d |\n", name[key], median(rps[key]), rps[key], median(p50[key]), median(p99[key]), median(rr[key]), median(lr[key]), bad[key]
+      x = order[k]
+      printf "| %s | %.0f [%s ] | %.2f ms | %.2f ms | %.2f | %.2f | %d |\n", name[x], median(rps[x]), rps[x], median(p50[x]), median(p99[x]), median(rr[x]), median(lr[x]), bad[x]
     }
   }'

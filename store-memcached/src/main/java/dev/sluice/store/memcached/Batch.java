@@ -138,7 +138,7 @@ final class Batch {
       Replies.cancel(incrs);
       Replies.cancel(touches);
       gets.values().forEach(f -> f.cancel(false));
-      NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      NodeHealth.distinct(nodes).forEach(store.health::failed);
       throw new StoreUnavailableException("memcached operations could not be sent: " + e);
     }
   }
@@ -166,9 +166,9 @@ final class Batch {
     recorded = true;
     for (CircuitBreaker<Object> b : NodeHealth.distinct(nodes)) {
       if (failedNodes.contains(b)) {
-        b.recordFailure();
+        store.health.failed(b);
       } else {
-        b.recordSuccess();
+        store.health.succeeded(b);
       }
     }
     if (failure != null) {
@@ -323,7 +323,7 @@ final class Batch {
     gets.values().forEach(f -> f.cancel(false));
     if (!recorded) {
       recorded = true;
-      NodeHealth.distinct(nodes).forEach(CircuitBreaker::recordFailure);
+      NodeHealth.distinct(nodes).forEach(store.health::failed);
     }
   }
 

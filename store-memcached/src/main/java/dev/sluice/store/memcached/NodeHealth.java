@@ -25,6 +25,10 @@ final class NodeHealth implements Connection.Nodes {
   private final Function<String, SocketAddress> nodeOf;
   private final Map<SocketAddress, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
   private final Set<SocketAddress> down = ConcurrentHashMap.newKeySet();
+
+  /** The breakers that recorded a failure since they last recorded a success; usually none. */
+  private final Set<CircuitBreaker<Object>> failing = ConcurrentHashMap.newKeySet();
+
   private volatile boolean closing;
 
   /**
@@ -76,6 +80,25 @@ final class NodeHealth implements Connection.Nodes {
       }
     }
     return out;
+  }
+
+  /**
+   * Tells a node's breaker that a decision's operations on it succeeded. A breaker opens on {@code
+   * failures} failed decisions in a row, so while a closed breaker has recorded no failure since
+   * its last success, one more success changes nothing and is not recorded: Failsafe records a
+   * result under the breaker's lock, which every decision on the node would otherwise take. (A
+   * success that races a failure may go unrecorded; the next one is.)
+   */
+  void succeeded(CircuitBreaker<Object> b) {
+    if (!b.isClosed() || (!failing.isEmpty() && failing.remove(b))) {
+      b.recordSuccess();
+    }
+  }
+
+  /** Tells a node's breaker that a decision's operations on it failed. */
+  void failed(CircuitBreaker<Object> b) {
+    b.recordFailure();
+    failing.add(b);
   }
 
   /** The breaker of {@code key}'s node. */
