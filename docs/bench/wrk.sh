@@ -13,7 +13,8 @@
 # (a request and a response filter that write the same headers with fixed values and count
 # nothing), and off again. The same server in a second JVM: off, the memcached floor (the same
 # three incrs sent straight through spymemcached in one round trip), Sluice on memcached, off
-# again. Tomcat with a plain servlet, off, behind SluiceFilter, off again; likewise on memcached.
+# again. Tomcat with a plain servlet, off, behind SluiceFilter, behind the filter floor (a servlet
+# filter that sets the same headers), off again; on memcached, off, SluiceFilter, off again.
 # "Off again" is the same server as the first row: its ratio is how far apart two identical
 # servers measure, the resolution of the run. A JVM holds one store, as an application does.
 # memcached runs on the same machine. Rounds alternate their order (forwards, then backwards) so
@@ -89,7 +90,8 @@ rows() {
       tomcat)
         echo "servlet on Tomcat: off|tomcat|$((PORT + 20))|shared"
         echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$((PORT + 21))|shared"
-        echo "servlet on Tomcat: off again (resolution)|tomcat|$((PORT + 22))|shared"
+        echo "servlet on Tomcat: filter floor (headers only)|tomcat|$((PORT + 22))|shared"
+        echo "servlet on Tomcat: off again (resolution)|tomcat|$((PORT + 23))|shared"
         ;;
       tomcat-memcached)
         echo "servlet on Tomcat (second JVM): off|tomcat-memcached|$((PORT + 40))|shared"
@@ -107,7 +109,7 @@ shared_server() {
   case $group in
     grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $ROOT/docs/bench/wrk-rules.yaml --modes off,sluice,bucket4j,headers,off" ;;
     grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $ROOT/docs/bench/wrk-rules.yaml --memcached $MC --modes off,floor,sluice-memcached,off" ;;
-    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $ROOT/docs/bench/wrk-rules.yaml --modes off,sluice,off" ;;
+    tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $ROOT/docs/bench/wrk-rules.yaml --modes off,sluice,headers,off" ;;
     tomcat-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 40)) --rules $ROOT/docs/bench/wrk-rules.yaml --memcached $MC --modes off,sluice-memcached,off" ;;
   esac
 }

@@ -56,12 +56,27 @@ import org.glassfish.jersey.server.ResourceConfig;
  * --memcached}), {@code floor} (the three {@code incr}s sent straight through spymemcached in one
  * round trip, nothing decided), {@code bucket4j} (what Bucket4j's documentation leads a JAX-RS user
  * to write: a filter over a bucket per key and one per address, writing the same {@code
- * X-RateLimit} headers), {@code headers} (a filter pair that writes Sluice's headers with fixed
- * values and counts nothing: the least a JAX-RS limiter costs). Runs until killed.
+ * X-RateLimit} headers), {@code headers} (the filter floor: on Grizzly a JAX-RS filter pair, on
+ * Tomcat a servlet filter, writing Sluice's headers with fixed values and counting nothing, the
+ * least a limiter that writes them costs). Runs until killed.
  */
 public final class WrkServer {
 
   private WrkServer() {}
+
+  /** The filter floor's headers: Sluice's six, with values as long as Sluice's here, fixed. */
+  private static final String[] FLOOR_HEADERS = {
+    "X-RateLimit-Limit", "10000000",
+    "X-RateLimit-Remaining", "9999999",
+    "X-RateLimit-Used", "1",
+    "X-RateLimit-Reset", "2",
+    "RateLimit-Policy",
+        "\"per-key-60s\";q=100000000;w=60, \"per-key-1s\";q=10000000;w=1,"
+            + " \"per-ip\";q=1000000000;w=60",
+    "RateLimit",
+        "\"per-key-60s\";r=99999874;t=83, \"per-key-1s\";r=9999999;t=2,"
+            + " \"per-ip\";r=999876539;t=83",
+  };
 
   /** The endpoint every mode serves. */
   @Path("/api/v1/report")
@@ -154,18 +169,43 @@ public final class WrkServer {
     if (mode.equals("sluice")) {
       RequestLimiter limiter =
           RequestLimiter.builder(store(memcached)).rules(YamlRules.load(rules)).build();
-      FilterDef def = new FilterDef();
-      def.setFilterName("sluice");
-      def.setFilter(new SluiceFilter(limiter));
-      ctx.addFilterDef(def);
-      FilterMap map = new FilterMap();
-      map.setFilterName("sluice");
-      map.addURLPattern("/*");
-      ctx.addFilterMap(map);
+      filter(ctx, "sluice", new SluiceFilter(limiter));
+    } else if (mode.equals("headers")) {
+      // The filter floor, as on Grizzly: Sluice's six headers, fixed, nothing counted.
+      filter(
+          ctx,
+          "headers",
+          new jakarta.servlet.Filter() {
+            @Override
+            public void doFilter(
+                jakarta.servlet.ServletRequest req,
+                jakarta.servlet.ServletResponse res,
+                jakarta.servlet.FilterChain chain)
+                throws IOException, jakarta.servlet.ServletException {
+              if (((HttpServletRequest) req).getHeader("X-Api-Key") != null) {
+                for (int i = 0; i < FLOOR_HEADERS.length; i += 2) {
+                  ((HttpServletResponse) res).setHeader(FLOOR_HEADERS[i], FLOOR_HEADERS[i + 1]);
+                }
+              }
+              chain.doFilter(req, res);
+            }
+          });
     } else if (!mode.equals("off")) {
-      throw new IllegalArgumentException("tomcat takes off or sluice: " + mode);
+      throw new IllegalArgumentException("tomcat takes off, sluice or headers: " + mode);
     }
     tomcat.start();
+  }
+
+  /** Puts {@code filter} in front of every path of {@code ctx}. */
+  private static void filter(Context ctx, String name, jakarta.servlet.Filter filter) {
+    FilterDef def = new FilterDef();
+    def.setFilterName(name);
+    def.setFilter(filter);
+    ctx.addFilterDef(def);
+    FilterMap map = new FilterMap();
+    map.setFilterName(name);
+    map.addURLPattern("/*");
+    ctx.addFilterMap(map);
   }
 
   /**
@@ -213,19 +253,9 @@ public final class WrkServer {
     @Override
     public void filter(ContainerRequestContext req, ContainerResponseContext res) {
       if (req.getProperty(KEY) != null) {
-        var h = res.getHeaders();
-        h.add("X-RateLimit-Limit", "10000000");
-        h.add("X-RateLimit-Remaining", "9999999");
-        h.add("X-RateLimit-Used", "1");
-        h.add("X-RateLimit-Reset", "2");
-        h.add(
-            "RateLimit-Policy",
-            "\"per-key-60s\";q=100000000;w=60, \"per-key-1s\";q=10000000;w=1,"
-                + " \"per-ip\";q=1000000000;w=60");
-        h.add(
-            "RateLimit",
-            "\"per-key-60s\";r=99999874;t=83, \"per-key-1s\";r=9999999;t=2,"
-                + " \"per-ip\";r=999876539;t=83");
+        for (int i = 0; i < FLOOR_HEADERS.length; i += 2) {
+          res.getHeaders().add(FLOOR_HEADERS[i], FLOOR_HEADERS[i + 1]);
+        }
       }
     }
   }
