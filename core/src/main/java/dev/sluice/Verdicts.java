@@ -9,7 +9,7 @@ final class Verdicts {
 
   private Verdicts() {}
 
-  /** Nothing applied: allowed, and nothing to report. */
+  /** Nothing applied: allowed, and nothing to report. The other verdicts' starting point. */
   static void none(Outcome out) {
     out.applied = false;
     out.allowed = true;
@@ -106,23 +106,18 @@ final class Verdicts {
   static void withoutCounts(Outcome out, Policy binding) {
     boolean closed = binding.failClosed && !binding.shadow;
     Tier t = binding.tiers[0];
+    none(out);
     out.applied = true;
     out.allowed = !closed;
     out.policy = binding.id;
     out.algorithm = binding.algorithm;
     out.tier = t;
-    out.used = 0;
     out.remaining = t.burst();
     out.resetAfterMillis = t.periodMillis();
     out.retryAfterMillis = closed ? Evaluator.FAIL_CLOSED_RETRY_MILLIS : 0;
     out.bindingShadow = binding.shadow;
     out.bindingExceeded = closed;
     out.storeStatus = closed ? StoreStatus.FAILED_CLOSED : StoreStatus.FAILED_OPEN;
-    out.shadowRejected = false;
-    out.cached = false;
-    out.scope = Outcome.Scope.NONE;
-    out.shed = false;
-    out.priorityClass = "";
   }
 
   /** Decided by this instance's local counters because the store failed. */
@@ -135,21 +130,18 @@ final class Verdicts {
    * tier} only names the shedder's capacity); the priority class stays.
    */
   static void shedByWorkers(Outcome out, String shedder, Tier tier, long retryAfterMillis) {
+    String priorityClass = out.priorityClass;
+    none(out);
     out.applied = true;
     out.allowed = false;
     out.policy = shedder;
     out.algorithm = Algorithm.CONCURRENCY;
     out.tier = tier;
     out.used = tier.limit();
-    out.remaining = 0;
     out.resetAfterMillis = retryAfterMillis;
     out.retryAfterMillis = retryAfterMillis;
-    out.bindingShadow = false;
     out.bindingExceeded = true;
-    out.storeStatus = StoreStatus.OK;
-    out.shadowRejected = false;
-    out.cached = false;
-    out.scope = Outcome.Scope.NONE;
     out.shed = true;
+    out.priorityClass = priorityClass;
   }
 }
