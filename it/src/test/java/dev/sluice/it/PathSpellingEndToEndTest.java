@@ -9,6 +9,7 @@ import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.RecordingStore;
 import dev.sluice.yaml.YamlRules;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -27,6 +28,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -49,6 +51,12 @@ import org.apache.catalina.Context;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ContextHandlerCollection;
 import org.glassfish.grizzly.http.server.HttpServer;
 import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
 import org.glassfish.jersey.server.ResourceConfig;
@@ -58,7 +66,9 @@ import org.glassfish.jersey.servlet.ServletContainer;
  * Differential test of the path a rule matches against the path a real container routes. Spellings
  * of three real routes are generated (any character of a value percent-encoded in either hex case,
  * double encoding, dot segments raw and encoded, empty segments, path parameters, trailing slashes,
- * letter case) and each is sent, over a raw socket, to four deployments:
+ * letter case; and the context path spelled as a container still routes it: {@code //ctx}, {@code
+ * /%63tx}, {@code /./ctx}, {@code /x/../ctx}, {@code /ctx;x=1}) and each is sent, over a raw
+ * socket, to seven deployments, each servlet deployment under a context path of its own:
  *
  * <ul>
  *   <li>{@code grizzly}: Jersey on Grizzly with {@link SluiceFeature};
@@ -66,7 +76,9 @@ import org.glassfish.jersey.servlet.ServletContainer;
  *       {@link SluiceFeature};
  *   <li>{@code tomcat-filter-jersey}: the same Jersey servlet behind {@link SluiceFilter};
  *   <li>{@code tomcat-filter-servlet}: a plain servlet routing on the container's path, behind
- *       {@link SluiceFilter}.
+ *       {@link SluiceFilter};
+ *   <li>{@code jetty-jersey}, {@code jetty-filter-jersey}, {@code jetty-filter-servlet}: the same
+ *       three on Jetty 12's ee10 servlet layer.
  * </ul>
  *
  * The resources echo the route and the values they received. The property: whenever a resource was
@@ -224,6 +236,7 @@ class PathSpellingEndToEndTest {
   private static final List<Target> TARGETS = new ArrayList<>();
   private static HttpServer grizzly;
   private static Tomcat tomcat;
+  private static Server jetty;
   private static final Map<String, AtomicInteger> SERVED = new TreeMap<>();
   private static final Map<String, AtomicInteger> SENT = new TreeMap<>();
 
@@ -280,6 +293,50 @@ class PathSpellingEndToEndTest {
     TARGETS.add(new Target("tomcat-jersey", tport, "/tj", tj));
     TARGETS.add(new Target("tomcat-filter-jersey", tport, "/fj", fj));
     TARGETS.add(new Target("tomcat-filter-servlet", tport, "/fs", fs));
+
+    jetty = new Server();
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    jetty.addConnector(connector);
+    ContextHandlerCollection contexts = new ContextHandlerCollection();
+    RecordingStore jt = new RecordingStore();
+    ServletContextHandler jettyJersey = new ServletContextHandler("/jt");
+    jettyJersey.addServlet(
+        new ServletHolder(
+            new ServletContainer(
+                new ResourceConfig(AtRoot.class)
+                    .register(feature(jt, clock))
+                    .property("jersey.config.server.wadl.disableWadl", true))),
+        "/api/*");
+    contexts.addHandler(jettyJersey);
+    RecordingStore jj = new RecordingStore();
+    ServletContextHandler jettyFilterJersey = new ServletContextHandler("/jj");
+    jettyFilterJersey.addServlet(
+        new ServletHolder(
+            new ServletContainer(
+                new ResourceConfig(AtRoot.class)
+                    .property("jersey.config.server.wadl.disableWadl", true))),
+        "/api/*");
+    jettyFilterJersey.addFilter(
+        new FilterHolder(new SluiceFilter(limiter(jj, clock))),
+        "/*",
+        EnumSet.of(DispatcherType.REQUEST));
+    contexts.addHandler(jettyFilterJersey);
+    RecordingStore js = new RecordingStore();
+    ServletContextHandler jettyFilterServlet = new ServletContextHandler("/js");
+    jettyFilterServlet.addServlet(new ServletHolder(new Plain()), "/api/*");
+    jettyFilterServlet.addFilter(
+        new FilterHolder(new SluiceFilter(limiter(js, clock))),
+        "/*",
+        EnumSet.of(DispatcherType.REQUEST));
+    contexts.addHandler(jettyFilterServlet);
+    jetty.setHandler(contexts);
+    jetty.start();
+    int jport = connector.getLocalPort();
+    TARGETS.add(new Target("jetty-jersey", jport, "/jt", jt));
+    TARGETS.add(new Target("jetty-filter-jersey", jport, "/jj", jj));
+    TARGETS.add(new Target("jetty-filter-servlet", jport, "/js", js));
   }
 
   private static SluiceFeature feature(RecordingStore store, FakeClock clock) {
@@ -289,15 +346,17 @@ class PathSpellingEndToEndTest {
         .build();
   }
 
+  private static RequestLimiter limiter(RecordingStore store, FakeClock clock) {
+    return RequestLimiter.builder(store)
+        .clock(clock)
+        .rules(YamlRules.parse(RULES, "rules.yaml"))
+        .build();
+  }
+
   private static void filter(Context ctx, RecordingStore store, FakeClock clock) {
-    RequestLimiter limiter =
-        RequestLimiter.builder(store)
-            .clock(clock)
-            .rules(YamlRules.parse(RULES, "rules.yaml"))
-            .build();
     FilterDef def = new FilterDef();
     def.setFilterName("sluice");
-    def.setFilter(new SluiceFilter(limiter));
+    def.setFilter(new SluiceFilter(limiter(store, clock)));
     ctx.addFilterDef(def);
     FilterMap map = new FilterMap();
     map.setFilterName("sluice");
@@ -326,6 +385,9 @@ class PathSpellingEndToEndTest {
       tomcat.stop();
       tomcat.destroy();
     }
+    if (jetty != null) {
+      jetty.stop();
+    }
     TARGETS.clear();
   }
 
@@ -348,22 +410,79 @@ class PathSpellingEndToEndTest {
             2, Arbitraries.of(".", "..", "../../..", "x1/../victim", "%41", ";", ";x", "../")));
   }
 
-  /** One request: a route, its values, and the raw path a client spelled them as. */
-  record Spelled(Route route, List<String> values, String raw) {
+  /**
+   * One request: a route, its values, the raw path a client spelled them as, and how it spelled the
+   * context path (an index into {@link #CONTEXT_SPELLINGS}).
+   */
+  record Spelled(Route route, List<String> values, String raw, int context) {
     @Override
     public String toString() {
-      return route.method + " " + raw + " (values " + values + ")";
+      return route.method
+          + " "
+          + spellContext("/ctx", context)
+          + raw
+          + " (values "
+          + values
+          + ", the context spelled "
+          + CONTEXT_SPELLINGS.get(context)
+          + ")";
     }
+  }
+
+  /**
+   * Spellings of a context path {@code /ctx} that a container may still route to it: {@code {c}}
+   * stands for {@code ctx}, {@code {1}} for it with its first letter percent-encoded, {@code {2}}
+   * with its second.
+   */
+  static final List<String> CONTEXT_SPELLINGS =
+      List.of(
+          "/{c}",
+          "//{c}",
+          "/{1}",
+          "/{2}",
+          "/./{c}",
+          "/x/../{c}",
+          "/%2e/{c}",
+          "/{c};x=1",
+          "/{c}/.",
+          "/{c}/x/..",
+          "/%2E%2E/{c}",
+          "/{c}/%2e",
+          "///{c}");
+
+  /** {@code prefix} (a context path, or empty for none) spelled as {@code CONTEXT_SPELLINGS[i]}. */
+  static String spellContext(String prefix, int i) {
+    if (prefix.isEmpty()) {
+      return prefix;
+    }
+    String name = prefix.substring(1);
+    String first = String.format(Locale.ROOT, "%%%02x", (int) name.charAt(0)) + name.substring(1);
+    String second =
+        name.charAt(0)
+            + String.format(Locale.ROOT, "%%%02X", (int) name.charAt(1))
+            + name.substring(2);
+    return CONTEXT_SPELLINGS
+        .get(i)
+        .replace("{1}", first)
+        .replace("{2}", second)
+        .replace("{c}", name);
   }
 
   @Provide
   Arbitrary<Spelled> spellings() {
     return Combinators.combine(
-            Arbitraries.of(Route.class), value().list().ofSize(2), Arbitraries.longs())
+            Arbitraries.of(Route.class),
+            value().list().ofSize(2),
+            Arbitraries.longs(),
+            Arbitraries.frequencyOf(
+                Tuple.of(CONTEXT_SPELLINGS.size(), Arbitraries.just(0)),
+                Tuple.of(
+                    CONTEXT_SPELLINGS.size(),
+                    Arbitraries.integers().between(1, CONTEXT_SPELLINGS.size() - 1))))
         .as(
-            (route, values, seed) -> {
+            (route, values, seed, context) -> {
               List<String> v = values.subList(0, route.captures());
-              return new Spelled(route, v, spell(route, v, new Random(seed)));
+              return new Spelled(route, v, spell(route, v, new Random(seed)), context);
             });
   }
 
@@ -415,7 +534,7 @@ class PathSpellingEndToEndTest {
   @Property(tries = 1_000)
   void aServedRequestIsCountedByEveryRuleOfItsRoute(@ForAll("spellings") Spelled s)
       throws IOException {
-    List<String> failures = check(s.route().method, s.raw());
+    List<String> failures = check(s.route().method, s.raw(), s.context());
     assertTrue(failures.isEmpty(), s + ": " + failures);
   }
 
@@ -427,22 +546,45 @@ class PathSpellingEndToEndTest {
   void eachKnownBypassSpellingIsCountedWhereverItIsServed() throws IOException {
     List<String> failures = new ArrayList<>();
     for (String id : PathSpellings.STRUCTURE) {
-      failures.addAll(check("POST", "/api/v1/lead/" + id));
+      failures.addAll(check("POST", "/api/v1/lead/" + id, 0));
     }
-    failures.addAll(check("POST", "/api/v1/lead/x1%2F..%2Fvictim"));
+    failures.addAll(check("POST", "/api/v1/lead/x1%2F..%2Fvictim", 0));
     for (String pid : List.of("%2e%2e", "%3B1", "1%2F..")) {
-      failures.addAll(check("GET", "/api/v1/organizations/acme/product/" + pid));
+      failures.addAll(check("GET", "/api/v1/organizations/acme/product/" + pid, 0));
     }
-    failures.addAll(check("GET", "/api/v1/organizations/x1%2F..%2Fvictim/product/1"));
+    failures.addAll(check("GET", "/api/v1/organizations/x1%2F..%2Fvictim/product/1", 0));
     assertTrue(failures.isEmpty(), String.join("\n", failures));
   }
 
-  /** Sends the request to every deployment; what was served and not counted as its route. */
-  private static List<String> check(String method, String raw) throws IOException {
+  /**
+   * The context spellings that Tomcat ({@code //app}) and Jetty ({@code /%61pp}, {@code /a%70p},
+   * {@code /./app}, {@code /x/../app}) served to a servlet under {@code /app} while the servlet
+   * filter counted nothing: each on every deployment, and each is served somewhere.
+   */
+  @Example
+  void eachContextSpellingIsCountedWhereverItIsServed() throws IOException {
+    List<String> failures = new ArrayList<>();
+    for (int i = 0; i < CONTEXT_SPELLINGS.size(); i++) {
+      int served = SERVED.values().stream().mapToInt(AtomicInteger::get).sum();
+      failures.addAll(check("POST", "/api/v1/lead/x1", i));
+      failures.addAll(check("GET", "/api/v1/organizations/acme/product/7", i));
+      if (SERVED.values().stream().mapToInt(AtomicInteger::get).sum() == served) {
+        failures.add("no deployment served the context spelled " + CONTEXT_SPELLINGS.get(i));
+      }
+    }
+    assertTrue(failures.isEmpty(), String.join("\n", failures));
+  }
+
+  /**
+   * Sends the request to every deployment, its context path spelled as {@code
+   * CONTEXT_SPELLINGS[context]}; what was served and not counted as its route.
+   */
+  private static List<String> check(String method, String raw, int context) throws IOException {
     List<String> failures = new ArrayList<>();
     for (Target t : TARGETS) {
       t.store().take();
-      String body = send(t.port(), method, t.prefix() + raw);
+      String target = spellContext(t.prefix(), context) + raw;
+      String body = send(t.port(), method, target);
       List<String> counted = t.store().take();
       SENT.computeIfAbsent(t.name(), k -> new AtomicInteger()).incrementAndGet();
       if (body == null) {
@@ -459,7 +601,7 @@ class PathSpellingEndToEndTest {
       missing.removeAll(counted);
       if (!missing.isEmpty()) {
         failures.add(
-            t.name() + " served " + method + " " + raw + " as " + body + " without " + missing);
+            t.name() + " served " + method + " " + target + " as " + body + " without " + missing);
       }
     }
     return failures;

@@ -51,8 +51,10 @@ import org.slf4j.LoggerFactory;
  *       knobs are not read.
  * </ul>
  *
- * A store the filter created is closed by {@link #destroy()}. Rule paths match the request URI
- * below the context path (the servlet mapping included). Thread-safe.
+ * A store the filter created is closed by {@link #destroy()}. Rule paths match the request path
+ * below the context path (the servlet mapping included), however the client spelled the context:
+ * {@code //app/api}, {@code /%61pp/api} and {@code /x/../app/api} are {@code /api} under {@code
+ * /app}, as the container routes them. Thread-safe.
  */
 public final class SluiceFilter implements Filter {
 
@@ -249,12 +251,13 @@ public final class SluiceFilter implements Filter {
 
     @Override
     public String path() {
-      // Raw, below the context path; the rules split and decode it, reading dot segments both ways.
-      String uri = request.getRequestURI();
-      String context = request.getContextPath();
-      return context != null && !context.isEmpty() && uri.startsWith(context)
-          ? uri.substring(context.length())
-          : uri;
+      // Raw, below the context path as the container matched it; the rules split and decode it,
+      // reading dot segments both ways.
+      return ContextPath.below(
+          request.getRequestURI(),
+          request.getContextPath(),
+          request.getServletPath(),
+          request.getPathInfo());
     }
 
     @Override
