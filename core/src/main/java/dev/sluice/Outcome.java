@@ -213,16 +213,19 @@ public final class Outcome {
    */
   public List<Quota> quotas() {
     switch (scope) {
-      case ALL:
+      case ALL -> {
         List<Quota> all = new ArrayList<>(call.size());
         for (int i = 0; i < call.size(); i++) {
           all.add(quota(call.counter(i)));
         }
         return all;
-      case BINDING:
+      }
+      case BINDING -> {
         return List.of(binding());
-      default:
+      }
+      default -> {
         return List.of();
+      }
     }
   }
 

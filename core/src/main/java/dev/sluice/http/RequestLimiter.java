@@ -115,6 +115,7 @@ public final class RequestLimiter {
     /** The enabled rules of {@link #ids} in the rule set they were resolved from. */
     private volatile Resolved resolved;
 
+    @SuppressWarnings("ArrayRecordComponent") // a carrier read by index, never compared
     private record Resolved(CompiledRules from, ActiveRule[] active) {}
 
     private BoundRules(String[] ids) {
