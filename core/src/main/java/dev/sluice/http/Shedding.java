@@ -191,7 +191,7 @@ public final class Shedding {
 
     /**
      * The worker shedder, on utilization = requests in flight ÷ Netflix's adaptive estimate: {@code
-     * gradient2} or {@code vegas} (needs {@code concurrency-limits-core}).
+     * gradient2} or {@code vegas} (needs {@code sluice-shedding-adaptive}).
      */
     public Builder adaptive(String limit) {
       if (!limit.equals("gradient2") && !limit.equals("vegas")) {
