@@ -12,8 +12,8 @@ import java.util.function.Consumer;
 
 /**
  * The settings every limiter shares, whatever it limits: the store, the clock, the deny cache and
- * the listener. {@link RateLimiter.Builder} and {@link RequestLimiter.Builder} extend it, so each
- * setting is defined, defaulted and checked once. Not thread-safe.
+ * the listener. {@link RateLimiter.Builder} and {@link dev.sluice.http.RequestLimiter.Builder}
+ * extend it, so each setting is defined, defaulted and checked once. Not thread-safe.
  *
  * @param <B> the concrete builder, returned by every setter
  */

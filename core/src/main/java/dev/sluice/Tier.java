@@ -38,6 +38,12 @@ public record Tier(long limit, Duration period, long burst) {
     this(limit, period, limit);
   }
 
+  /**
+   * The most tokens a token bucket ({@link Algorithm#TOKEN_BUCKET}) holds, and refills per period:
+   * the largest {@code limit} and {@code burst} a bucket's tier takes.
+   */
+  public static final long MAX_BUCKET_TOKENS = 1_000_000;
+
   /** The longest period: a year, leap day included. */
   static final Duration MAX_PERIOD = Duration.ofDays(366);
 
