@@ -66,7 +66,10 @@ public final class LoadShedder {
     return new Builder();
   }
 
-  /** Whether the worker-utilization shedder is on (workers, a supplier or an adaptive limit). */
+  /**
+   * {@return whether the worker-utilization shedder is on (workers, a supplier or an adaptive
+   * limit)}
+   */
   public boolean sheddingWorkers() {
     return workers > 0 || utilization != null || adaptive != null;
   }
@@ -99,7 +102,7 @@ public final class LoadShedder {
     return adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
   }
 
-  /** How long a request this shedder refuses is told to wait. */
+  /** {@return how long a request this shedder refuses is told to wait} */
   public long retryAfterMillis() {
     return retryAfterMillis;
   }
@@ -136,7 +139,7 @@ public final class LoadShedder {
     return inFlight.get();
   }
 
-  /** This instance's utilization now: from the supplier, or in flight over capacity. */
+  /** {@return this instance's utilization now: from the supplier, or in flight over capacity} */
   public double utilization() {
     if (utilization != null) {
       return utilization.getAsDouble();
