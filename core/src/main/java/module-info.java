@@ -4,11 +4,8 @@
  * dev.sluice.shedding}) and the store SPI ({@code dev.sluice.spi}). The counting algorithms are the
  * engine's alone and not exported.
  */
-@SuppressWarnings(
-    "requires-automatic") // Netflix's concurrency-limits has no module name of its own
 module dev.sluice.core {
   requires org.slf4j;
-  requires static concurrency.limits.core;
 
   exports dev.sluice;
   exports dev.sluice.control;
@@ -17,4 +14,5 @@ module dev.sluice.core {
   exports dev.sluice.spi;
 
   uses dev.sluice.spi.CounterStoreProvider;
+  uses dev.sluice.shedding.AdaptiveCapacityProvider;
 }

@@ -20,7 +20,7 @@ public final class Background {
 
   private Background() {}
 
-  /** The JVM's shared scheduler; created on first use. Do not shut it down. */
+  /** {@return the JVM's shared scheduler, created on first use} Do not shut it down. */
   public static ScheduledExecutorService shared() {
     return Shared.EXECUTOR;
   }

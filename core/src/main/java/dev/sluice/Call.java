@@ -242,7 +242,8 @@ final class Call implements TwoLayerBatch {
     Call c = new Call();
     c.entries = new Entry[entryCount];
     for (int i = 0; i < entryCount; i++) {
-      Entry e = c.entries[i] = new Entry();
+      Entry e = new Entry();
+      c.entries[i] = e;
       e.policy = entries[i].policy;
       e.identity = entries[i].identity;
       e.firstCounter = entries[i].firstCounter;
@@ -253,7 +254,8 @@ final class Call implements TwoLayerBatch {
     c.counters = new Counter[n];
     for (int i = 0; i < n; i++) {
       Counter from = counters[i];
-      Counter to = c.counters[i] = new Counter();
+      Counter to = new Counter();
+      c.counters[i] = to;
       to.entry = c.entries[indexOf(from.entry)];
       to.tier = from.tier;
       to.limit = from.limit;

@@ -43,7 +43,7 @@ public final class CoarseClock implements InstantSource {
     this.starter = starter;
   }
 
-  /** The clock every limiter reads by default. */
+  /** {@return the clock every limiter reads by default} */
   public static CoarseClock shared() {
     return SHARED;
   }

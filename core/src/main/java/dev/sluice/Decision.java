@@ -28,47 +28,49 @@ public final class Decision {
   /**
    * This decision as an outcome, for what reads one ({@code RateLimitHeaders}): a copy of its own
    * each time, so writing another decision into it leaves this one unchanged.
+   *
+   * @return a new copy of the outcome
    */
   public Outcome outcome() {
     return outcome.copy();
   }
 
-  /** Whether the request may proceed. */
+  /** {@return whether the request may proceed} */
   public boolean allowed() {
     return outcome.allowed();
   }
 
-  /** The quota that decided (see the class comment). */
+  /** {@return the quota that decided (see the class comment)} */
   public Quota binding() {
     return binding;
   }
 
-  /** The id of the binding policy. */
+  /** {@return the id of the binding policy} */
   public String policy() {
     return binding.policy();
   }
 
-  /** The binding tier. */
+  /** {@return the binding tier} */
   public Tier tier() {
     return binding.tier();
   }
 
-  /** The binding tier's limit. */
+  /** {@return the binding tier's limit} */
   public long limit() {
     return binding.limit();
   }
 
-  /** Permits counted against the binding tier. */
+  /** {@return permits counted against the binding tier} */
   public long used() {
     return binding.used();
   }
 
-  /** Permits left in the binding tier, never negative. */
+  /** {@return permits left in the binding tier, never negative} */
   public long remaining() {
     return binding.remaining();
   }
 
-  /** How long until the binding tier is back to zero if nothing else arrives. */
+  /** {@return how long until the binding tier is back to zero if nothing else arrives} */
   public Duration resetAfter() {
     return binding.resetAfter();
   }
@@ -77,6 +79,8 @@ public final class Decision {
    * How long the client should wait before the same request can pass: the earliest instant at which
    * every violated tier lets it through, assuming no other traffic. {@link Duration#ZERO} when
    * allowed. For a request larger than a tier's limit, which can never pass, the tier's period.
+   *
+   * @return the wait, as {@code Retry-After} gives it
    */
   public Duration retryAfter() {
     return Duration.ofMillis(outcome.retryAfterMillis());
@@ -85,27 +89,31 @@ public final class Decision {
   /**
    * Every tier of every policy that applied, in order. Empty when the store failed, since the usage
    * is then unknown; also empty when the local deny cache answered, apart from the binding.
+   *
+   * @return the quotas, unmodifiable
    */
   public List<Quota> quotas() {
     return Collections.unmodifiableList(outcome.quotas());
   }
 
-  /** Whether the store answered, and if not, which way the decision fell. */
+  /** {@return whether the store answered, and if not, which way the decision fell} */
   public StoreStatus storeStatus() {
     return outcome.storeStatus();
   }
 
-  /** Whether the store failed or timed out for this decision. */
+  /** {@return whether the store failed or timed out for this decision} */
   public boolean storeFailed() {
     return outcome.storeFailed();
   }
 
-  /** Whether a shadow policy would have rejected this request (it was not rejected for it). */
+  /**
+   * {@return whether a shadow policy would have rejected this request (it was not rejected for it)}
+   */
   public boolean shadowRejected() {
     return outcome.shadowRejected();
   }
 
-  /** Whether the local deny cache answered, with no store call. */
+  /** {@return whether the local deny cache answered, with no store call} */
   public boolean fromDenyCache() {
     return outcome.fromDenyCache();
   }

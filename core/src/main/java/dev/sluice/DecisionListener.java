@@ -3,8 +3,8 @@ package dev.sluice;
 import java.util.List;
 
 /**
- * Told of every decision a {@link RequestLimiter} makes, for metrics and logs. Called on the
- * request thread: keep it fast, and do not throw.
+ * Told of every decision a {@link RateLimiter} or {@link dev.sluice.http.RequestLimiter} makes, for
+ * metrics and logs. Called on the request thread: keep it fast, and do not throw.
  */
 public interface DecisionListener {
 

@@ -33,7 +33,7 @@ public final class Engine {
     this.listener = settings.listener;
   }
 
-  /** The clock the engine reads. */
+  /** {@return the clock the engine reads} */
   public java.time.InstantSource clock() {
     return evaluator.clock();
   }
@@ -79,7 +79,7 @@ public final class Engine {
         .asShedding();
   }
 
-  /** The listener every decision is told to. */
+  /** {@return the listener every decision is told to} */
   public DecisionListener listener() {
     return listener;
   }

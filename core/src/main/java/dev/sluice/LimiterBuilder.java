@@ -12,8 +12,8 @@ import java.util.function.Consumer;
 
 /**
  * The settings every limiter shares, whatever it limits: the store, the clock, the deny cache and
- * the listener. {@link RateLimiter.Builder} and {@link RequestLimiter.Builder} extend it, so each
- * setting is defined, defaulted and checked once. Not thread-safe.
+ * the listener. {@link RateLimiter.Builder} and {@link dev.sluice.http.RequestLimiter.Builder}
+ * extend it, so each setting is defined, defaulted and checked once. Not thread-safe.
  *
  * @param <B> the concrete builder, returned by every setter
  */
@@ -36,6 +36,11 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /** How often to read the fleet's knobs; empty: they are not read. */
   private Optional<Duration> knobRefresh = Optional.empty();
 
+  /**
+   * Starts the settings of a limiter on {@code store}.
+   *
+   * @param store where the limiter's counters live
+   */
   protected LimiterBuilder(CounterStore store) {
     this.store = Objects.requireNonNull(store, "store");
   }
@@ -48,6 +53,9 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /**
    * Where time comes from: {@link CoarseClock#shared()}, the system clock read once a millisecond,
    * by default. A fleet must share wall-clock time.
+   *
+   * @param clock the limiter's time
+   * @return this builder
    */
   public B clock(InstantSource clock) {
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -57,6 +65,10 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /**
    * Bounds each policy's local deny cache, which answers a rejected identity without a store call
    * until it could pass; 0 turns it off. {@value #DEFAULT_DENY_CACHE_SIZE} by default.
+   *
+   * @param size the most rejected identities each policy remembers
+   * @return this builder
+   * @throws IllegalArgumentException for a negative or too large size
    */
   public B denyCacheSize(int size) {
     if (size < 0 || size > DenyCache.MAX_CAPACITY) {
@@ -70,13 +82,21 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /**
    * Where the limiter's background work runs (reading the knobs, syncing two-layer counters): the
    * JVM's {@link Background#shared()} scheduler by default.
+   *
+   * @param scheduler the application's own scheduler, which it shuts down itself
+   * @return this builder
    */
   public B scheduler(ScheduledExecutorService scheduler) {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     return self();
   }
 
-  /** Hears every decision, for metrics and logs; none by default. */
+  /**
+   * Hears every decision, for metrics and logs; none by default.
+   *
+   * @param listener called on the request thread after each decision
+   * @return this builder
+   */
   public B listener(DecisionListener listener) {
     this.listener = Objects.requireNonNull(listener, "listener");
     return self();
@@ -85,6 +105,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /**
    * The store's shared values, for knobs.
    *
+   * @return the store's shared values
    * @throws IllegalArgumentException if the store keeps none
    */
   protected dev.sluice.spi.SharedValues sharedValues() {
@@ -99,6 +120,8 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   /**
    * Reads the fleet's knobs every {@code refresh}, for the builders whose limiters apply them.
    *
+   * @param refresh how often to read them
+   * @return this builder
    * @throws IllegalArgumentException if the store keeps no shared values, or {@code refresh} is not
    *     positive
    */
@@ -108,7 +131,12 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     return self();
   }
 
-  /** Starts reading the knobs if asked to, telling {@code apply} of each change. */
+  /**
+   * Starts reading the knobs if asked to, telling {@code apply} of each change.
+   *
+   * @param apply what to do with the knobs each time they change
+   * @return the watcher, or empty when knobs are not read
+   */
   protected Optional<KnobWatcher> watchKnobs(Consumer<Knobs> apply) {
     Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, scheduler));
     w.ifPresent(watcher -> watcher.listen(apply));

@@ -100,12 +100,12 @@ public final class Outcome {
     return applied;
   }
 
-  /** Whether the request may proceed. */
+  /** {@return whether the request may proceed} */
   public boolean allowed() {
     return allowed;
   }
 
-  /** The id of the binding policy. */
+  /** {@return the id of the binding policy} */
   public String policy() {
     return policy;
   }
@@ -143,12 +143,12 @@ public final class Outcome {
     return applied ? tier.burst() : 0;
   }
 
-  /** Permits counted against the binding tier. */
+  /** {@return permits counted against the binding tier} */
   public long used() {
     return used;
   }
 
-  /** Permits left in the binding tier, never negative. */
+  /** {@return permits left in the binding tier, never negative} */
   public long remaining() {
     return remaining;
   }
@@ -179,12 +179,12 @@ public final class Outcome {
     return priorityClass;
   }
 
-  /** Whether the binding policy only reports (never rejects). */
+  /** {@return whether the binding policy only reports (never rejects)} */
   public boolean bindingShadow() {
     return bindingShadow;
   }
 
-  /** Whether the store answered, and if not, which way the decision fell. */
+  /** {@return whether the store answered, and if not, which way the decision fell} */
   public StoreStatus storeStatus() {
     return storeStatus;
   }
@@ -197,12 +197,14 @@ public final class Outcome {
     return storeStatus != StoreStatus.OK;
   }
 
-  /** Whether a shadow policy would have rejected this request (it was not rejected for it). */
+  /**
+   * {@return whether a shadow policy would have rejected this request (it was not rejected for it)}
+   */
   public boolean shadowRejected() {
     return shadowRejected;
   }
 
-  /** Whether the local deny cache answered, with no store call. */
+  /** {@return whether the local deny cache answered, with no store call} */
   public boolean fromDenyCache() {
     return cached;
   }
@@ -213,16 +215,19 @@ public final class Outcome {
    */
   public List<Quota> quotas() {
     switch (scope) {
-      case ALL:
+      case ALL -> {
         List<Quota> all = new ArrayList<>(call.size());
         for (int i = 0; i < call.size(); i++) {
           all.add(quota(call.counter(i)));
         }
         return all;
-      case BINDING:
+      }
+      case BINDING -> {
         return List.of(binding());
-      default:
+      }
+      default -> {
         return List.of();
+      }
     }
   }
 
@@ -259,7 +264,7 @@ public final class Outcome {
         bindingExceeded);
   }
 
-  /** An immutable {@link Decision}, or empty when no limit applied. */
+  /** {@return an immutable {@link Decision}, or empty when no limit applied} */
   public Optional<Decision> toDecision() {
     return applied ? Optional.of(new Decision(copy())) : Optional.empty();
   }

@@ -136,7 +136,7 @@ public final class Policy {
     return -Math.floorDiv(-limit, instances);
   }
 
-  /** The first tier's limit: the one a quota or a {@code limit} knob replaces. */
+  /** {@return the first tier's limit: the one a quota or a {@code limit} knob replaces} */
   public long firstLimit() {
     return tiers[0].limit();
   }

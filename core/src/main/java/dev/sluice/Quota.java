@@ -22,7 +22,7 @@ public record Quota(
     boolean shadow,
     boolean exceeded) {
 
-  /** The tier's capacity ({@link Tier#burst}): its limit, or a token bucket's size. */
+  /** {@return the tier's capacity ({@link Tier#burst}): its limit, or a token bucket's size} */
   public long limit() {
     return tier.burst();
   }

@@ -30,7 +30,12 @@ import java.util.Optional;
  */
 public interface RateLimiter {
 
-  /** Asks for one permit for {@code key}. */
+  /**
+   * Asks for one permit for {@code key}.
+   *
+   * @param key whose counters to count against; any string
+   * @return the decision: whether it passed, the quotas, and when to retry if it did not
+   */
   default Decision tryAcquire(String key) {
     return tryAcquire(key, 1);
   }
@@ -38,6 +43,9 @@ public interface RateLimiter {
   /**
    * Asks for {@code permits} permits for {@code key}; any string is a valid key.
    *
+   * @param key whose counters to count against
+   * @param permits how many permits the request costs, &gt; 0
+   * @return the decision: whether it passed, the quotas, and when to retry if it did not
    * @throws IllegalArgumentException if {@code permits <= 0}
    */
   default Decision tryAcquire(String key, long permits) {
@@ -49,17 +57,30 @@ public interface RateLimiter {
   /**
    * Asks for {@code permits} permits for {@code key} and writes the answer into {@code out}.
    *
+   * @param key whose counters to count against
+   * @param permits how many permits the request costs, &gt; 0
+   * @param out the outcome to overwrite, one per thread, reused from call to call
    * @return whether the permits were granted ({@code out.allowed()})
    * @throws IllegalArgumentException if {@code permits <= 0}
    */
   boolean tryAcquire(String key, long permits, Outcome out);
 
-  /** A builder of a sliding-window, fixed-rate limiter (Cloudflare's two-window counter). */
+  /**
+   * A builder of a sliding-window, fixed-rate limiter (Cloudflare's two-window counter).
+   *
+   * @param store where the counters live
+   * @return a builder with no tier yet
+   */
   static Builder slidingWindow(CounterStore store) {
     return new Builder(Algorithm.SLIDING_WINDOW, store);
   }
 
-  /** A builder of a fixed-window limiter. */
+  /**
+   * A builder of a fixed-window limiter.
+   *
+   * @param store where the counters live
+   * @return a builder with no tier yet
+   */
   static Builder fixedWindow(CounterStore store) {
     return new Builder(Algorithm.FIXED_WINDOW, store);
   }
@@ -71,6 +92,9 @@ public interface RateLimiter {
    * <pre>{@code
    * RateLimiter bucket = RateLimiter.tokenBucket(store).tier(60, Duration.ofMinutes(1), 5).build();
    * }</pre>
+   *
+   * @param store where the counters live
+   * @return a builder with no tier yet
    */
   static Builder tokenBucket(CounterStore store) {
     return new Builder(Algorithm.TOKEN_BUCKET, store);
@@ -90,7 +114,14 @@ public interface RateLimiter {
       this.algorithm = algorithm;
     }
 
-    /** Adds a tier: at most {@code limit} permits per {@code period}. */
+    /**
+     * Adds a tier: at most {@code limit} permits per {@code period}.
+     *
+     * @param limit permits per period, &gt; 0
+     * @param period the window: whole milliseconds, from 1 ms to 366 days
+     * @return this builder
+     * @throws IllegalArgumentException for a limit or period out of range
+     */
     public Builder tier(long limit, Duration period) {
       return tier(new Tier(limit, period));
     }
@@ -98,12 +129,23 @@ public interface RateLimiter {
     /**
      * Adds a token bucket's tier: {@code burst} tokens at most, refilled at {@code limit} per
      * {@code period}.
+     *
+     * @param limit tokens refilled per period, &gt; 0
+     * @param period the refill period: whole milliseconds, from 1 ms to 366 days
+     * @param burst the bucket's size: the most permits that pass at once, &gt; 0
+     * @return this builder
+     * @throws IllegalArgumentException for a value out of range
      */
     public Builder tier(long limit, Duration period, long burst) {
       return tier(new Tier(limit, period, burst));
     }
 
-    /** Adds a tier. */
+    /**
+     * Adds a tier; every tier must pass for a request to pass.
+     *
+     * @param tier the limit and its period
+     * @return this builder
+     */
     public Builder tier(Tier tier) {
       tiers.add(Objects.requireNonNull(tier, "tier"));
       return this;
@@ -111,6 +153,10 @@ public interface RateLimiter {
 
     /**
      * Names the limiter; counters of limiters with different ids never mix. "default" by default.
+     *
+     * @param id the name, not empty
+     * @return this builder
+     * @throws IllegalArgumentException for an empty id
      */
     public Builder id(String id) {
       Objects.requireNonNull(id, "id");
@@ -121,7 +167,12 @@ public interface RateLimiter {
       return this;
     }
 
-    /** Whether to reject (true) or allow (false, the default) when the store fails. */
+    /**
+     * Whether to reject (true) or allow (false, the default) when the store fails.
+     *
+     * @param failClosed true to reject while the store cannot answer
+     * @return this builder
+     */
     public Builder failClosed(boolean failClosed) {
       this.failClosed = failClosed;
       return this;
@@ -130,6 +181,10 @@ public interface RateLimiter {
     /**
      * Fixed window only: shifts each key's window boundary by a hash of the key, so clients do not
      * all reset at the same instant. Off by default.
+     *
+     * @param staggered whether to stagger
+     * @return this builder
+     * @throws IllegalArgumentException when staggering a limiter that is not a fixed window
      */
     public Builder staggerWindows(boolean staggered) {
       algorithm.checkStagger(staggered);
@@ -140,6 +195,9 @@ public interface RateLimiter {
     /**
      * Counts in two layers: locally, synced with the store at most once per {@code sync.interval()}
      * per counter ({@link Sync}). Off by default: every decision goes to the store.
+     *
+     * @param sync the interval and the instances that share the limit
+     * @return this builder
      */
     public Builder sync(Sync sync) {
       this.sync = Objects.requireNonNull(sync, "sync");
@@ -149,6 +207,7 @@ public interface RateLimiter {
     /**
      * Builds the limiter.
      *
+     * @return a thread-safe limiter
      * @throws IllegalArgumentException if no tier was added
      */
     public RateLimiter build() {

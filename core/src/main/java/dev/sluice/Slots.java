@@ -45,7 +45,7 @@ public final class Slots {
             });
   }
 
-  /** Whether any slot is held. */
+  /** {@return whether any slot is held} */
   public boolean holds() {
     return !held.isEmpty() || local != null;
   }

@@ -14,6 +14,15 @@ import java.util.Objects;
  */
 public record Tier(long limit, Duration period, long burst) {
 
+  /**
+   * Checks the values.
+   *
+   * @param limit permits per period, &gt; 0
+   * @param period window length: whole milliseconds, from 1 ms to 366 days
+   * @param burst the most permits the tier lets through at once
+   * @throws IllegalArgumentException for a limit or burst not &gt; 0, or a period out of range or
+   *     not whole milliseconds
+   */
   public Tier {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be > 0");
@@ -33,10 +42,21 @@ public record Tier(long limit, Duration period, long burst) {
     }
   }
 
-  /** At most {@code limit} permits per {@code period}, all of which may come at once. */
+  /**
+   * At most {@code limit} permits per {@code period}, all of which may come at once.
+   *
+   * @param limit permits per period, &gt; 0
+   * @param period window length: whole milliseconds, from 1 ms to 366 days
+   */
   public Tier(long limit, Duration period) {
     this(limit, period, limit);
   }
+
+  /**
+   * The most tokens a token bucket ({@link Algorithm#TOKEN_BUCKET}) holds, and refills per period:
+   * the largest {@code limit} and {@code burst} a bucket's tier takes.
+   */
+  public static final long MAX_BUCKET_TOKENS = 1_000_000;
 
   /** The longest period: a year, leap day included. */
   static final Duration MAX_PERIOD = Duration.ofDays(366);
@@ -45,6 +65,7 @@ public record Tier(long limit, Duration period, long burst) {
    * Checks the tiers of one limit: at least one, and no two with the same period (they would share
    * one counter and so count twice).
    *
+   * @param tiers the tiers of one limit
    * @throws IllegalArgumentException naming the problem
    */
   public static void checkTiers(java.util.List<Tier> tiers) {
@@ -70,6 +91,8 @@ public record Tier(long limit, Duration period, long burst) {
   /**
    * The period as headers and logs name it: whole seconds ({@code 60s}) or else milliseconds
    * ({@code 500ms}).
+   *
+   * @return e.g. {@code 60s}
    */
   public String periodText() {
     long ms = period.toMillis();
@@ -84,12 +107,25 @@ public record Tier(long limit, Duration period, long burst) {
     return limit + "/" + periodText() + (burst == limit ? "" : " burst " + burst);
   }
 
-  /** Shorthand for {@code new Tier(limit, period)}. */
+  /**
+   * Shorthand for {@code new Tier(limit, period)}.
+   *
+   * @param limit permits per period, &gt; 0
+   * @param period window length: whole milliseconds, from 1 ms to 366 days
+   * @return the tier
+   */
   public static Tier of(long limit, Duration period) {
     return new Tier(limit, period);
   }
 
-  /** Shorthand for {@code new Tier(limit, period, burst)}: a token bucket's tier. */
+  /**
+   * Shorthand for {@code new Tier(limit, period, burst)}: a token bucket's tier.
+   *
+   * @param limit tokens refilled per period, &gt; 0
+   * @param period the refill period: whole milliseconds, from 1 ms to 366 days
+   * @param burst the bucket's size, &gt; 0
+   * @return the tier
+   */
   public static Tier of(long limit, Duration period, long burst) {
     return new Tier(limit, period, burst);
   }

@@ -17,19 +17,22 @@ import org.junit.jupiter.api.Test;
  */
 class ModuleDescriptorTest {
 
-  @Test
-  void theModuleExportsTheApiPackagesAndNotTheAlgorithms() throws Exception {
-    // core's own descriptor, wherever its classes are (a directory here, a jar elsewhere)
+  /** core's own descriptor, wherever its classes are (a directory here, a jar elsewhere). */
+  private static ModuleDescriptor descriptor() throws Exception {
     URL classes = Engine.class.getProtectionDomain().getCodeSource().getLocation();
     URL descriptor =
         classes.getPath().endsWith(".jar")
             ? new URL("jar:" + classes + "!/module-info.class")
             : classes.toURI().resolve("module-info.class").toURL();
-    ModuleDescriptor d;
     try (InputStream in = descriptor.openStream()) {
       assertNotNull(in, "core is compiled with a module descriptor");
-      d = ModuleDescriptor.read(in);
+      return ModuleDescriptor.read(in);
     }
+  }
+
+  @Test
+  void theModuleExportsTheApiPackagesAndNotTheAlgorithms() throws Exception {
+    ModuleDescriptor d = descriptor();
     assertEquals("dev.sluice.core", d.name());
     Set<String> exported =
         d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet());
@@ -43,5 +46,19 @@ class ModuleDescriptorTest {
         exported);
     assertTrue(d.exports().stream().noneMatch(ModuleDescriptor.Exports::isQualified));
     assertTrue(d.uses().contains("dev.sluice.spi.CounterStoreProvider"));
+  }
+
+  /**
+   * A published module may require only modules that name themselves: none whose name the module
+   * system derives from a jar's file name. The adaptive shedder's Netflix limits are found through
+   * a service instead.
+   */
+  @Test
+  void theModuleRequiresOnlyModulesWithNamesOfTheirOwn() throws Exception {
+    ModuleDescriptor d = descriptor();
+    assertEquals(
+        Set.of("java.base", "org.slf4j"),
+        d.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()));
+    assertTrue(d.uses().contains("dev.sluice.shedding.AdaptiveCapacityProvider"));
   }
 }

@@ -37,6 +37,8 @@ class TwoLayerBoundTest {
     BURST_AT_WINDOW_START
   }
 
+  private static final Pattern[] PATTERNS = Pattern.values();
+
   record Case(int instances, long interval, long limit, double rate, Pattern pattern, long seed) {
     Case mutate(Random r) {
       double f = Math.exp(r.nextGaussian() * 0.5);
@@ -45,7 +47,7 @@ class TwoLayerBoundTest {
           r.nextInt(4) == 0 ? INTERVALS[r.nextInt(INTERVALS.length)] : interval,
           limit,
           Math.min(5, Math.max(0.005, rate * f)),
-          r.nextInt(4) == 0 ? Pattern.values()[r.nextInt(4)] : pattern,
+          r.nextInt(4) == 0 ? PATTERNS[r.nextInt(4)] : pattern,
           r.nextLong());
     }
   }

@@ -82,15 +82,14 @@ class KnobsCommandTest {
     java.nio.file.Path rules = dir.resolve("rules.yaml");
     java.nio.file.Files.writeString(
         rules,
-        String.join(
-            "\n",
-            "rules:",
-            "  - id: search-bucket",
-            "    match: { path: /search }",
-            "    key: [ip]",
-            "    algorithm: token-bucket",
-            "    tiers: [ { limit: 60, period: 1m, burst: 5 } ]",
-            ""));
+        """
+        rules:
+          - id: search-bucket
+            match: { path: /search }
+            key: [ip]
+            algorithm: token-bucket
+            tiers: [ { limit: 60, period: 1m, burst: 5 } ]
+        """);
     String m = memcached.address();
     java.util.function.BiFunction<String, String, Run> set =
         (target, field) ->

@@ -33,17 +33,21 @@ public final class Count {
     this.permits = permits;
   }
 
-  /** Whether the tier lets the request through. */
+  /** {@return whether the tier lets the request through} */
   public boolean passed() {
     return passed;
   }
 
-  /** Permits counted against the tier, after any refund (a sliding estimate is rounded up). */
+  /**
+   * {@return permits counted against the tier, after any refund (a sliding estimate is rounded up)}
+   */
   public long used() {
     return used;
   }
 
-  /** The instant (milliseconds) the tier's count is back to zero if nothing else arrives. */
+  /**
+   * {@return the instant (milliseconds) the tier's count is back to zero if nothing else arrives}
+   */
   public long resetAt() {
     return resetAt;
   }

@@ -29,7 +29,7 @@ public interface TierLimit {
   }
 
   /** The most tokens a token bucket holds, and refills per period. */
-  long MAX_BUCKET_TOKENS = 1_000_000;
+  long MAX_BUCKET_TOKENS = dev.sluice.Tier.MAX_BUCKET_TOKENS;
 
   /**
    * A token bucket of {@code burst} tokens refilled at {@code rate} per {@code periodMillis}, exact

@@ -49,7 +49,7 @@ final class TokenBucket implements TierLimit {
     this.fill = Math.max(1, -Math.floorDiv(-burst * interval, NANOS_PER_MILLI));
   }
 
-  /** The bucket's size: the most tokens taken at once. */
+  /** {@return the bucket's size: the most tokens taken at once} */
   @Override
   public long limit() {
     return burst;

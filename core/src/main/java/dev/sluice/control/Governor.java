@@ -88,7 +88,7 @@ public final class Governor implements AutoCloseable {
   /** What the governor last saw and did. */
   public record State(boolean leader, double load, double rate, boolean tripped) {}
 
-  /** The state after the last tick. */
+  /** {@return the state after the last tick} */
   public synchronized State state() {
     return new State(leader, lastLoad, pid.output(), pid.tripped());
   }
@@ -294,12 +294,15 @@ public final class Governor implements AutoCloseable {
       return this;
     }
 
-    /** A governor that steps every interval on its scheduler. */
+    /** {@return a governor that steps every interval on its scheduler} */
     public Governor start() {
       return new Governor(this, true);
     }
 
-    /** A governor that steps only when {@link Governor#tick} is called (simulations, tests). */
+    /**
+     * {@return a governor that steps only when {@link Governor#tick} is called (simulations,
+     * tests)}
+     */
     public Governor build() {
       return new Governor(this, false);
     }

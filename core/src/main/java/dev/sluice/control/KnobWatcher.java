@@ -90,7 +90,7 @@ public final class KnobWatcher implements AutoCloseable {
     listener.accept(current);
   }
 
-  /** The knobs in force: the last ones read well. */
+  /** {@return the knobs in force: the last ones read well} */
   public Knobs current() {
     return current;
   }

@@ -115,7 +115,7 @@ public final class Knobs {
     }
   }
 
-  /** The text the store keeps: one target a line. */
+  /** {@return the text the store keeps: one target a line} */
   public String format() {
     StringBuilder sb = new StringBuilder();
     targets.forEach(
@@ -157,7 +157,7 @@ public final class Knobs {
     return targets;
   }
 
-  /** The fleet-wide switch: false unless {@code global enabled=false} is set. */
+  /** {@return the fleet-wide switch: false unless {@code global enabled=false} is set} */
   public boolean enabled() {
     return !"false".equals(field("global", "enabled"));
   }

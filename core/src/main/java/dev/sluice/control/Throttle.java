@@ -40,22 +40,22 @@ public final class Throttle {
     this.settings = settings;
   }
 
-  /** The throttle's name: its knobs are {@code throttle:NAME}. */
+  /** {@return the throttle's name: its knobs are {@code throttle:NAME}} */
   public String name() {
     return name;
   }
 
-  /** The rate in force, in permits per second (after knobs); 0 stops, -1 is unlimited. */
+  /** {@return the rate in force, in permits per second (after knobs); 0 stops, -1 is unlimited} */
   public double rate() {
     return settings.rate();
   }
 
-  /** The burst multiplier in force (after knobs). */
+  /** {@return the burst multiplier in force (after knobs)} */
   public double burst() {
     return settings.burst();
   }
 
-  /** The window in force. */
+  /** {@return the window in force} */
   public Duration window() {
     return settings.window();
   }

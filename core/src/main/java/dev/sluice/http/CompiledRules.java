@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /** The rules in force, compiled: what a decision reads, swapped whole on a change. */
+@SuppressWarnings("ArrayRecordComponent") // the hot path walks the array; never compared
 record CompiledRules(
     RuleSet rules,
     boolean enabled,

@@ -57,18 +57,21 @@ final class KeySource {
     if (colon > 0 && colon < s.length() - 1) {
       String name = s.substring(colon + 1).trim();
       switch (lower.substring(0, colon)) {
-        case "header":
+        case "header" -> {
           // Header names are case-insensitive; adapters' maps (Jersey's, Tomcat's) lower-case the
           // name they are asked for, which costs nothing when it already is.
           return new KeySource(Kind.HEADER, name.toLowerCase(Locale.ROOT), s);
-        case "path":
+        }
+        case "path" -> {
           return new KeySource(Kind.PATH, name, s);
-        case "attribute":
+        }
+        case "attribute" -> {
           return new KeySource(Kind.ATTRIBUTE, name, s);
-        case "app":
+        }
+        case "app" -> {
           return new KeySource(Kind.APP, name, s);
-        default:
-          break;
+        }
+        default -> {}
       }
     }
     throw new IllegalArgumentException(
@@ -83,28 +86,18 @@ final class KeySource {
       Map<String, String> captures,
       ClientAddress clients,
       Map<String, KeyResolver> apps) {
-    String v;
-    switch (kind) {
-      case USER:
-        v = request.principal().orElse(null);
-        break;
-      case IP:
-        v = clients.resolve(request);
-        break;
-      case HEADER:
-        v = request.header(name).orElse(null);
-        break;
-      case PATH:
-        v = captures == null ? null : captures.get(name);
-        break;
-      case APP:
-        KeyResolver r = apps.get(name);
-        v = r == null ? null : r.resolve(request).orElse(null);
-        break;
-      default:
-        v = request.attribute(name).map(Object::toString).orElse(null);
-        break;
-    }
+    String v =
+        switch (kind) {
+          case USER -> request.principal().orElse(null);
+          case IP -> clients.resolve(request);
+          case HEADER -> request.header(name).orElse(null);
+          case PATH -> captures == null ? null : captures.get(name);
+          case APP -> {
+            KeyResolver r = apps.get(name);
+            yield r == null ? null : r.resolve(request).orElse(null);
+          }
+          default -> request.attribute(name).map(Object::toString).orElse(null);
+        };
     return v == null || v.isEmpty() ? null : v;
   }
 

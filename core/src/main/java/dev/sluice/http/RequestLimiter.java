@@ -115,6 +115,7 @@ public final class RequestLimiter {
     /** The enabled rules of {@link #ids} in the rule set they were resolved from. */
     private volatile Resolved resolved;
 
+    @SuppressWarnings("ArrayRecordComponent") // a carrier read by index, never compared
     private record Resolved(CompiledRules from, ActiveRule[] active) {}
 
     private BoundRules(String[] ids) {
@@ -163,7 +164,10 @@ public final class RequestLimiter {
     }
   }
 
-  /** Whether any rule in force, bound ones included, keys on the client address ({@code ip}). */
+  /**
+   * {@return whether any rule in force, bound ones included, keys on the client address ({@code
+   * ip})}
+   */
   public boolean keysOnClientAddress() {
     CompiledRules c = compiled;
     List<Rule> all = new ArrayList<>(c.rules().rules());
@@ -178,12 +182,12 @@ public final class RequestLimiter {
     return false;
   }
 
-  /** The rules in force. */
+  /** {@return the rules in force} */
   public RuleSet rules() {
     return compiled.rules();
   }
 
-  /** The clock this limiter reads. */
+  /** {@return the clock this limiter reads} */
   public InstantSource clock() {
     return clock;
   }
@@ -224,7 +228,7 @@ public final class RequestLimiter {
     return compiled.holdsSlots();
   }
 
-  /** The worker shedder in force, when the rules shed load by worker utilization. */
+  /** {@return the worker shedder in force, when the rules shed load by worker utilization} */
   public Optional<LoadShedder> loadShedder() {
     SheddingPlan s = compiled.shed();
     return s == null || !s.shedder.sheddingWorkers() ? Optional.empty() : Optional.of(s.shedder);
@@ -255,7 +259,7 @@ public final class RequestLimiter {
     return compiled.knobProblems();
   }
 
-  /** The knobs this limiter applies: {@link Knobs#NONE} until some are applied. */
+  /** {@return the knobs this limiter applies: {@link Knobs#NONE} until some are applied} */
   public synchronized Knobs knobs() {
     return knobs;
   }
@@ -366,7 +370,9 @@ public final class RequestLimiter {
     }
   }
 
-  /** The rules in force, one a line, bound ones included; what start-up and reloads log. */
+  /**
+   * {@return the rules in force, one a line, bound ones included; what start-up and reloads log}
+   */
   @Override
   public String toString() {
     CompiledRules c = compiled;

@@ -74,7 +74,7 @@ public final class Rule {
     return new Builder(id);
   }
 
-  /** A builder holding this rule's settings, to derive a changed copy. */
+  /** {@return a builder holding this rule's settings, to derive a changed copy} */
   public Builder toBuilder() {
     Builder b =
         new Builder(id)
@@ -97,7 +97,7 @@ public final class Rule {
     return id;
   }
 
-  /** The methods it matches, upper case; empty for every method. */
+  /** {@return the methods it matches, upper case; empty for every method} */
   public Set<String> methods() {
     return methods;
   }
@@ -112,7 +112,7 @@ public final class Rule {
         || (method.equals("HEAD") && methods.contains("GET"));
   }
 
-  /** The path pattern or prefix it matches. */
+  /** {@return the path pattern or prefix it matches} */
   public String path() {
     return path;
   }
@@ -147,7 +147,9 @@ public final class Rule {
     return onStoreFailure == OnStoreFailure.REJECT;
   }
 
-  /** What a request gets when the store fails or times out ({@link OnStoreFailure#ALLOW}). */
+  /**
+   * {@return what a request gets when the store fails or times out ({@link OnStoreFailure#ALLOW})}
+   */
   public OnStoreFailure onStoreFailure() {
     return onStoreFailure;
   }

@@ -47,7 +47,7 @@ public final class RuleSet {
     return new Builder();
   }
 
-  /** A builder holding this rule set's settings, to derive a changed copy. */
+  /** {@return a builder holding this rule set's settings, to derive a changed copy} */
   public Builder toBuilder() {
     Builder b =
         new Builder()
@@ -79,12 +79,12 @@ public final class RuleSet {
     return resetFormat;
   }
 
-  /** The one header the trusted proxies set; {@code X-Forwarded-For} by default. */
+  /** {@return the one header the trusted proxies set; {@code X-Forwarded-For} by default} */
   public ForwardedHeader forwardedHeader() {
     return forwardedHeader;
   }
 
-  /** How many leading bits of an IPv6 client address name the client; 64 by default. */
+  /** {@return how many leading bits of an IPv6 client address name the client; 64 by default} */
   public int ipv6Prefix() {
     return ipv6Prefix;
   }

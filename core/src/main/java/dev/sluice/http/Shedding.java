@@ -62,12 +62,14 @@ public final class Shedding {
     return fleetCapacity;
   }
 
-  /** The fraction of the fleet's capacity only critical requests may use. */
+  /** {@return the fraction of the fleet's capacity only critical requests may use} */
   public double reserve() {
     return reserve;
   }
 
-  /** How long a fleet slot lives if its instance dies (it comes back within two of these). */
+  /**
+   * {@return how long a fleet slot lives if its instance dies (it comes back within two of these)}
+   */
   public Duration slotTtl() {
     return slotTtl;
   }
@@ -97,7 +99,10 @@ public final class Shedding {
     return retryAfter;
   }
 
-  /** The most non-critical requests the fleet may hold: {@code floor(capacity × (1 − reserve))}. */
+  /**
+   * {@return the most non-critical requests the fleet may hold: {@code floor(capacity × (1 −
+   * reserve))}}
+   */
   public long nonCriticalCapacity() {
     return Math.max(1, (long) Math.floor(fleetCapacity * (1 - reserve) + 1e-9));
   }
@@ -191,7 +196,7 @@ public final class Shedding {
 
     /**
      * The worker shedder, on utilization = requests in flight ÷ Netflix's adaptive estimate: {@code
-     * gradient2} or {@code vegas} (needs {@code concurrency-limits-core}).
+     * gradient2} or {@code vegas} (needs {@code sluice-shedding-adaptive}).
      */
     public Builder adaptive(String limit) {
       if (!limit.equals("gradient2") && !limit.equals("vegas")) {

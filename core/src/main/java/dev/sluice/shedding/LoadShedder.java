@@ -12,11 +12,12 @@ import java.util.function.DoubleSupplier;
 /**
  * One instance's side of load shedding: the worker-utilization shedder (Stripe's last line of
  * defence). Utilization is this instance's requests in flight over its worker threads, over an
- * adaptive estimate of its capacity (Netflix's {@code concurrency-limits}), or what a supplier the
- * user gives says. A {@link SheddingController} turns it into a shedding amount, slowly, and each
- * request of a sheddable class is dropped with the chance its rank gets: the lowest class first,
- * never the critical one. Driven by the HTTP rules' load-shedding plan, which writes its answers
- * into the request's outcome; thread-safe.
+ * {@link AdaptiveCapacity adaptive estimate} of its capacity (Netflix's {@code concurrency-limits}
+ * through {@code sluice-shedding-adaptive}), or what a supplier the user gives says. A {@link
+ * SheddingController} turns it into a shedding amount, slowly, and each request of a sheddable
+ * class is dropped with the chance its rank gets: the lowest class first, never the critical one.
+ * Driven by the HTTP rules' load-shedding plan, which writes its answers into the request's
+ * outcome; thread-safe.
  */
 public final class LoadShedder {
 
@@ -29,20 +30,13 @@ public final class LoadShedder {
   /** How often the controller samples utilization. */
   static final long TICK_MILLIS = 1_000;
 
-  /** An adaptive capacity: its current estimate, and a completed request to learn from. */
-  interface Capacity {
-    int capacity();
-
-    void sample(long startNanos, long rttNanos, int inFlight);
-  }
-
   private final SheddingController controller;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final java.util.concurrent.atomic.AtomicLong ignoredSignals =
       new java.util.concurrent.atomic.AtomicLong();
   private final int workers;
   private final DoubleSupplier utilization;
-  private final Capacity adaptive;
+  private final AdaptiveCapacity adaptive;
   private final InstantSource clock;
   private final DoubleSupplier random;
   private final DecisionListener listener;
@@ -72,7 +66,10 @@ public final class LoadShedder {
     return new Builder();
   }
 
-  /** Whether the worker-utilization shedder is on (workers, a supplier or an adaptive limit). */
+  /**
+   * {@return whether the worker-utilization shedder is on (workers, a supplier or an adaptive
+   * limit)}
+   */
   public boolean sheddingWorkers() {
     return workers > 0 || utilization != null || adaptive != null;
   }
@@ -105,7 +102,7 @@ public final class LoadShedder {
     return adaptive == null ? fixedTier : Tier.of(Math.max(1, capacity()), Duration.ofSeconds(1));
   }
 
-  /** How long a request this shedder refuses is told to wait. */
+  /** {@return how long a request this shedder refuses is told to wait} */
   public long retryAfterMillis() {
     return retryAfterMillis;
   }
@@ -142,7 +139,7 @@ public final class LoadShedder {
     return inFlight.get();
   }
 
-  /** This instance's utilization now: from the supplier, or in flight over capacity. */
+  /** {@return this instance's utilization now: from the supplier, or in flight over capacity} */
   public double utilization() {
     if (utilization != null) {
       return utilization.getAsDouble();
@@ -212,7 +209,7 @@ public final class LoadShedder {
   public static final class Builder {
     private int workers;
     private DoubleSupplier utilization;
-    private Capacity adaptive;
+    private AdaptiveCapacity adaptive;
     private Duration delay = SheddingController.DEFAULT_DELAY;
     private Duration ramp = SheddingController.DEFAULT_RAMP;
     private Duration retryAfter = Duration.ofSeconds(1);
@@ -238,24 +235,41 @@ public final class LoadShedder {
     }
 
     /**
-     * Utilization is requests in flight over Netflix's adaptive estimate of this instance's
-     * capacity (for example {@code Gradient2Limit.newDefault()}), which learns from each completed
-     * request's latency; for when the worker count is not known. Needs {@code
-     * com.netflix.concurrency-limits:concurrency-limits-core} on the class path.
+     * Utilization is requests in flight over an adaptive estimate of this instance's capacity,
+     * which learns from each completed request's latency; for when the worker count is not known.
+     * {@code sluice-shedding-adaptive}'s {@code NetflixCapacity.of} makes one of any Netflix limit.
+     *
+     * @param capacity the estimate, used by this shedder alone
+     * @return this builder
      */
-    public Builder adaptive(com.netflix.concurrency.limits.Limit limit) {
-      this.adaptive = NetflixCapacity.of(limit);
+    public Builder adaptive(AdaptiveCapacity capacity) {
+      this.adaptive = Objects.requireNonNull(capacity, "capacity");
       return this;
     }
 
     /**
-     * {@link #adaptive(com.netflix.concurrency.limits.Limit)} with Netflix's default {@code
-     * gradient2} or {@code vegas} limit.
+     * {@link #adaptive(AdaptiveCapacity)} with an estimate found by name through {@link
+     * AdaptiveCapacityProvider}: Netflix's default {@code gradient2} or {@code vegas} limit when
+     * {@code sluice-shedding-adaptive} is on the class path.
      *
-     * @throws IllegalArgumentException for another name
+     * @param limit the estimate's name
+     * @return this builder
+     * @throws IllegalStateException when no provider is on the class path
+     * @throws IllegalArgumentException for a name no provider knows
      */
     public Builder adaptive(String limit) {
-      this.adaptive = NetflixCapacity.named(limit);
+      ClassLoader loader = Thread.currentThread().getContextClassLoader();
+      try {
+        this.adaptive =
+            AdaptiveCapacityProvider.find(
+                limit, loader != null ? loader : LoadShedder.class.getClassLoader());
+      } catch (IllegalStateException e) {
+        if (loader == null || loader == LoadShedder.class.getClassLoader()) {
+          throw e;
+        }
+        // The context loader may not see core's module (an application server's): try core's own.
+        this.adaptive = AdaptiveCapacityProvider.find(limit, LoadShedder.class.getClassLoader());
+      }
       return this;
     }
 

@@ -54,6 +54,7 @@ public final class SheddingSimulation {
    * One second: demand (× capacity), utilization, the shedding amount, and per class the fraction
    * shed and the fraction of its demand served.
    */
+  @SuppressWarnings("ArrayRecordComponent") // one value per class, by rank; never compared
   public record Point(
       long second,
       double demand,

@@ -10,22 +10,42 @@ import java.util.List;
  */
 public interface CounterBatch {
 
-  /** How many counters. */
+  /** {@return how many counters: indexes run from 0 to {@code size() - 1}} */
   int size();
 
-  /** The counter's rule or limiter id ({@link CounterUpdate#rule}). */
+  /**
+   * {@return counter {@code i}'s rule or limiter id ({@link CounterUpdate#rule})}
+   *
+   * @param i the counter's index
+   */
   String rule(int i);
 
-  /** The counter's identity ({@link CounterUpdate#identity}); any string. */
+  /**
+   * {@return counter {@code i}'s identity ({@link CounterUpdate#identity}); any string}
+   *
+   * @param i the counter's index
+   */
   String identity(int i);
 
-  /** The window length in milliseconds, &gt; 0. */
+  /**
+   * {@return counter {@code i}'s window length in milliseconds, &gt; 0}
+   *
+   * @param i the counter's index
+   */
   long periodMillis(int i);
 
-  /** The window index. */
+  /**
+   * {@return counter {@code i}'s window index}
+   *
+   * @param i the counter's index
+   */
   long window(int i);
 
-  /** How much to add, &gt; 0. */
+  /**
+   * {@return how much to add to counter {@code i}, &gt; 0}
+   *
+   * @param i the counter's index
+   */
   long delta(int i);
 
   /**
@@ -36,6 +56,9 @@ public interface CounterBatch {
    * is {@code (rule, identity, periodMillis)} whatever the window, {@link #window} only says when
    * it was last written (the store may forget it once the window after next has begun), and its
    * previous count is reported as 0.
+   *
+   * @param i the counter's index
+   * @return the floor, or 0 for a window counter
    */
   default long floor(int i) {
     return 0;
@@ -46,6 +69,9 @@ public interface CounterBatch {
    * when their requests complete, whatever window they were taken in. The count of such a window
    * can fall after it has ended, so a store reads the previous window with every increment and
    * never answers it from a copy it remembers. False by default.
+   *
+   * @param i the counter's index
+   * @return whether its windows are given back after they end
    */
   default boolean released(int i) {
     return false;
@@ -55,15 +81,24 @@ public interface CounterBatch {
    * Counter {@code i}'s name as a map key: a new key by default. A batch may hand out the same
    * object for {@code i} until its counters change; a store that keeps a key keeps a {@link
    * CounterKey#copy}.
+   *
+   * @param i the counter's index
+   * @return its name, valid until the batch's counters change
    */
   default CounterKey key(int i) {
     return new CounterKey().set(rule(i), identity(i), periodMillis(i));
   }
 
-  /** The store's answer for counter {@code i}: the window's new count and the previous one's. */
+  /**
+   * The store's answer for counter {@code i}.
+   *
+   * @param i the counter's index
+   * @param current the window's new count
+   * @param previous the previous window's count (0 for a running counter)
+   */
   void counted(int i, long current, long previous);
 
-  /** The batch as updates, for a store that has no allocation-free path. */
+  /** {@return the batch as new updates, for a store that has no allocation-free path} */
   default List<CounterUpdate> updates() {
     int n = size();
     List<CounterUpdate> out = new ArrayList<>(n);

@@ -61,7 +61,7 @@ public class CounterKey implements Comparable<CounterKey> {
     this.stored = stored;
   }
 
-  /** A new key naming the same counter, to store. */
+  /** {@return a new key naming the same counter, to store} */
   public final CounterKey copy() {
     return new CounterKey(this);
   }

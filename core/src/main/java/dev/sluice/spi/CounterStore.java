@@ -22,6 +22,9 @@ public interface CounterStore extends AutoCloseable {
    * + 1]}. A window the store never saw, or has forgotten, counts 0. A running counter ({@link
    * CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added, and reports 0 as
    * its previous count.
+   *
+   * @param updates the counters one decision needs, each with its delta
+   * @return two counts per update: its window's new count, then the previous window's count
    */
   long[] increment(List<CounterUpdate> updates);
 
@@ -30,6 +33,7 @@ public interface CounterStore extends AutoCloseable {
    * CounterBatch#counted}. The default goes through {@link #increment(List)}; a store on the hot
    * path of a single instance overrides it to allocate nothing.
    *
+   * @param batch the counters one decision needs, and where their counts go
    * @throws IllegalStateException if the store answered with fewer counts than counters
    */
   default void increment(CounterBatch batch) {
@@ -48,7 +52,12 @@ public interface CounterStore extends AutoCloseable {
     }
   }
 
-  /** Asynchronous {@link #increment}; the default runs it in the calling thread. */
+  /**
+   * Asynchronous {@link #increment}; the default runs it in the calling thread.
+   *
+   * @param updates the counters one decision needs, each with its delta
+   * @return the counts {@link #increment(List)} returns, or the store's failure
+   */
   default CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
     try {
       return CompletableFuture.completedFuture(increment(updates));
@@ -61,10 +70,17 @@ public interface CounterStore extends AutoCloseable {
    * Subtracts each update's delta from its window, or from a running counter's value (a refund). A
    * count never drops below 0, and a counter the store has forgotten stays forgotten. May return
    * before the change is visible.
+   *
+   * @param updates the counters to give back to, each with the delta to subtract
    */
   void decrement(List<CounterUpdate> updates);
 
-  /** Asynchronous {@link #decrement}; the default runs it in the calling thread. */
+  /**
+   * Asynchronous {@link #decrement}; the default runs it in the calling thread.
+   *
+   * @param updates the counters to give back to, each with the delta to subtract
+   * @return completed once the store took the change, or with the store's failure
+   */
   default CompletableFuture<Void> decrementAsync(List<CounterUpdate> updates) {
     try {
       decrement(updates);
@@ -77,6 +93,8 @@ public interface CounterStore extends AutoCloseable {
   /**
    * The store's shared values (knobs, leases), or empty for a store that keeps none. Both bundled
    * stores keep them: in memory for one process, in memcached for a fleet.
+   *
+   * @return the store's shared values, if it keeps any
    */
   default java.util.Optional<SharedValues> sharedValues() {
     return java.util.Optional.empty();

@@ -11,18 +11,32 @@ import java.util.Set;
  */
 public interface CounterStoreProvider {
 
-  /** The short name, e.g. {@code memcached} or {@code in-memory}. */
+  /**
+   * The short name.
+   *
+   * @return e.g. {@code memcached} or {@code in-memory}
+   */
   String name();
 
-  /** The class of the stores it makes, so a class name can name the store too. */
+  /**
+   * The class of the stores it makes, so a class name can name the store too.
+   *
+   * @return the stores' class
+   */
   Class<? extends CounterStore> type();
 
-  /** The settings {@link #create} understands. */
+  /**
+   * The settings {@link #create} understands.
+   *
+   * @return their names, e.g. {@code servers} and {@code prefix}
+   */
   Set<String> settings();
 
   /**
    * Makes a store.
    *
+   * @param settings the settings by name, each one of {@link #settings()}
+   * @return a new store, which its caller closes
    * @throws IllegalArgumentException naming the setting at fault
    */
   CounterStore create(Map<String, String> settings);
@@ -31,6 +45,10 @@ public interface CounterStoreProvider {
    * Makes a store named by its provider's short name or its class name, from the providers on
    * {@code loader}'s class path.
    *
+   * @param name a provider's {@link #name()} or the {@link #type()}'s class name
+   * @param settings the settings by name
+   * @param loader where to look for providers
+   * @return a new store, which its caller closes
    * @throws IllegalArgumentException when no provider has that name, a setting is unknown, or a
    *     value is bad
    */

@@ -54,7 +54,7 @@ public record CounterUpdate(
     }
   }
 
-  /** Whether this is a running counter (a floor &gt; 0) rather than a window. */
+  /** {@return whether this is a running counter (a floor &gt; 0) rather than a window} */
   public boolean running() {
     return floor > 0;
   }

@@ -140,15 +140,12 @@ class LoadSheddingTest {
   }
 
   @Test
-  void netflixsAdaptiveLimitCanBeTheCapacity() {
-    RequestLimiter l = limiter(Shedding.builder().classes(CLASSES).adaptive("gradient2").build());
-    Outcome out = new Outcome();
-    Slots a = enter(l, read(), out);
-    assertTrue(out.allowed());
-    double u = l.loadShedder().orElseThrow().utilization();
-    assertTrue(u > 0 && u < 1, "one request over Gradient2's estimate: " + u);
-    a.release();
-    assertEquals(0, l.loadShedder().orElseThrow().inFlight());
+  void anAdaptiveLimitNeedsItsModule() {
+    IllegalStateException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class,
+            () -> limiter(Shedding.builder().classes(CLASSES).adaptive("gradient2").build()));
+    assertTrue(e.getMessage().contains("sluice-shedding-adaptive"), e.getMessage());
   }
 
   /**

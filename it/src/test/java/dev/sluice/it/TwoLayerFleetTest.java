@@ -61,6 +61,7 @@ class TwoLayerFleetTest {
   }
 
   /** What one instance saw: when each request came and whether it was allowed. */
+  @SuppressWarnings("ArrayRecordComponent") // parallel arrays read by index, never compared
   private record Seen(long[] at, boolean[] allowed, int n) {}
 
   private static Seen drive(RateLimiter l, int perSecond, long startMillis, long runMillis) {

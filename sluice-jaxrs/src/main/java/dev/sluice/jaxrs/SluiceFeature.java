@@ -68,7 +68,9 @@ public final class SluiceFeature implements Feature, AutoCloseable {
     return new Builder(store);
   }
 
-  /** The limiter behind the rules set: its kill switch, rule switches and {@code update}. */
+  /**
+   * {@return the limiter behind the rules set: its kill switch, rule switches and {@code update}}
+   */
   public RequestLimiter limiter() {
     return limiter;
   }

@@ -51,8 +51,9 @@ class RateLimitedRulesTest extends JerseyTest {
 
   @Override
   protected Application configure() {
+    store = new ReferenceCounterStore();
     feature =
-        SluiceFeature.builder(store = new ReferenceCounterStore())
+        SluiceFeature.builder(store)
             .clock(new FakeClock())
             .rules(YamlRules.parse("rules: []\n", "empty.yaml"))
             .build();

@@ -130,7 +130,7 @@ public final class SluiceFilter implements Filter {
     LOG.info("rate limit rules in force (from {}, store {}):\n{}", rules, created, limiter);
   }
 
-  /** The limiter: its kill switch, rule switches and {@code update}. */
+  /** {@return the limiter: its kill switch, rule switches and {@code update}} */
   public RequestLimiter limiter() {
     return limiter;
   }

@@ -31,7 +31,7 @@ public class SluiceProperties {
     this.rules = rules;
   }
 
-  /** How often a rules file is checked for edits (1s). */
+  /** {@return how often a rules file is checked for edits (1s)} */
   public Duration getRulesCheckInterval() {
     return rulesCheckInterval;
   }
@@ -49,7 +49,7 @@ public class SluiceProperties {
     this.store = store;
   }
 
-  /** How often to read the fleet's knobs from the store; unset, knobs are not read. */
+  /** {@return how often to read the fleet's knobs from the store; unset, knobs are not read} */
   public Duration getKnobs() {
     return knobs;
   }
@@ -86,7 +86,7 @@ public class SluiceProperties {
       this.servers = servers;
     }
 
-    /** The key prefix ({@code sluice}). */
+    /** {@return the key prefix ({@code sluice})} */
     public String getPrefix() {
       return prefix;
     }
@@ -95,7 +95,7 @@ public class SluiceProperties {
       this.prefix = prefix;
     }
 
-    /** The most a decision waits for memcached (50ms). */
+    /** {@return the most a decision waits for memcached (50ms)} */
     public Duration getOperationTimeout() {
       return operationTimeout;
     }
@@ -104,7 +104,7 @@ public class SluiceProperties {
       this.operationTimeout = operationTimeout;
     }
 
-    /** The start-up wait for connections (2s). */
+    /** {@return the start-up wait for connections (2s)} */
     public Duration getConnectTimeout() {
       return connectTimeout;
     }
@@ -118,7 +118,7 @@ public class SluiceProperties {
   public static class InMemory {
     private Integer maximumCounters;
 
-    /** The most counters alive (1,000,000). */
+    /** {@return the most counters alive (1,000,000)} */
     public Integer getMaximumCounters() {
       return maximumCounters;
     }
@@ -146,7 +146,7 @@ public class SluiceProperties {
       this.order = order;
     }
 
-    /** The URL patterns the filter sees ({@code /*}). */
+    /** {@return the URL patterns the filter sees ({@code /*})} */
     public List<String> getUrlPatterns() {
       return urlPatterns;
     }

@@ -5,7 +5,6 @@ import dev.sluice.OnStoreFailure;
 import dev.sluice.Periods;
 import dev.sluice.Sync;
 import dev.sluice.Tier;
-import dev.sluice.algorithm.TierLimit;
 import dev.sluice.http.Rule;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -184,12 +183,12 @@ final class RuleReader extends Fields {
         }
         burst = wholeNumber(t.get("burst"), tf + ".burst");
       }
-      if (bucket && Math.max(limit, burst) > TierLimit.MAX_BUCKET_TOKENS) {
+      if (bucket && Math.max(limit, burst) > Tier.MAX_BUCKET_TOKENS) {
         throw error(
-            limit > TierLimit.MAX_BUCKET_TOKENS ? limitNode : t.get("burst"),
-            limit > TierLimit.MAX_BUCKET_TOKENS ? tf + ".limit" : tf + ".burst",
+            limit > Tier.MAX_BUCKET_TOKENS ? limitNode : t.get("burst"),
+            limit > Tier.MAX_BUCKET_TOKENS ? tf + ".limit" : tf + ".burst",
             "a token bucket holds and refills at most "
-                + TierLimit.MAX_BUCKET_TOKENS
+                + Tier.MAX_BUCKET_TOKENS
                 + " tokens per period");
       }
       long size = burst;

@@ -26,7 +26,7 @@ public final class RulesException extends IllegalArgumentException {
     return line;
   }
 
-  /** The path of the field, e.g. {@code rules[0].tiers[1].limit}. */
+  /** {@return the path of the field, e.g. {@code rules[0].tiers[1].limit}} */
   public String field() {
     return field;
   }

@@ -45,7 +45,7 @@ public final class InMemoryCounterStore implements CounterStore {
             b.maximumCounters, 4 * Runtime.getRuntime().availableProcessors(), b.clock);
   }
 
-  /** A store with the default bound and the system clock. */
+  /** {@return a store with the default bound and the system clock} */
   public static InMemoryCounterStore create() {
     return builder().build();
   }
@@ -139,7 +139,7 @@ public final class InMemoryCounterStore implements CounterStore {
     }
   }
 
-  /** How many counters are alive, after dropping every expired one. */
+  /** {@return how many counters are alive, after dropping every expired one} */
   public long liveCounters() {
     return counters.sweepAll();
   }

@@ -1,0 +1,25 @@
+package dev.sluice.shedding.adaptive;
+
+import dev.sluice.shedding.AdaptiveCapacity;
+import dev.sluice.shedding.AdaptiveCapacityProvider;
+import java.util.Set;
+
+/**
+ * Names Netflix's default limits, {@code gradient2} and {@code vegas}, for the rules' {@code
+ * workers: { adaptive: NAME }}; core finds it through {@link java.util.ServiceLoader}.
+ */
+public final class NetflixCapacityProvider implements AdaptiveCapacityProvider {
+
+  /** Made by {@link java.util.ServiceLoader}. */
+  public NetflixCapacityProvider() {}
+
+  @Override
+  public Set<String> names() {
+    return NetflixCapacity.NAMES;
+  }
+
+  @Override
+  public AdaptiveCapacity create(String name) {
+    return NetflixCapacity.named(name);
+  }
+}
