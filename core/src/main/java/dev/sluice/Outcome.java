@@ -153,7 +153,11 @@ public final class Outcome {
     return remaining;
   }
 
-  /** Milliseconds until the binding tier is back to zero if nothing else arrives. */
+  /**
+   * Milliseconds until the binding tier is back to zero if nothing else arrives. For a concurrency
+   * limit, the latest a slot never given back drops out of the count: slots in flight free when
+   * their requests complete, which no clock predicts, so the headers never show it.
+   */
   public long resetAfterMillis() {
     return resetAfterMillis;
   }
@@ -227,24 +231,25 @@ public final class Outcome {
   }
 
   /**
-   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones and the
-   * fleet's load shedder left out, or empty when there are none. Kept while the same policies
-   * apply, so a filter that reuses its outcome builds it once.
+   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones, the fleet's
+   * load shedder and concurrency limits (requests in flight, no quota per window) left out, or
+   * empty when there are none. Kept while the same policies apply, so a filter that reuses its
+   * outcome builds it once.
    */
   public String ietfPolicy() {
     return scope == Scope.ALL ? call.ietf().policy(call) : ietfFromQuotas(true);
   }
 
   /**
-   * The IETF {@code RateLimit} field: each non-shadow quota's remaining permits and seconds until
-   * its count is back to zero; empty when there are none.
+   * The IETF {@code RateLimit} field: each quota of {@link #ietfPolicy}, its remaining permits and
+   * seconds until its count is back to zero; empty when there are none.
    */
   public String ietfState() {
     return scope == Scope.ALL ? IetfFields.state(call, now) : ietfFromQuotas(false);
   }
 
   private String ietfFromQuotas(boolean policyField) {
-    return IetfFields.fromQuotas(quotas(), call.shedders(), policyField);
+    return IetfFields.fromQuotas(quotas(), call.shedders(), algorithm, policyField);
   }
 
   /** The binding quota; see {@link Decision#binding}. */
