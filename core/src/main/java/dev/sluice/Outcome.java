@@ -26,7 +26,7 @@ public final class Outcome {
   enum Scope {
     /** Every counter of the call. */
     ALL,
-    /** The binding quota alone (the deny cache answered). */
+    /** The binding quota alone (a request too large to ever pass). */
     BINDING,
     /** None (the store failed, or nothing applied). */
     NONE
@@ -212,8 +212,8 @@ public final class Outcome {
   }
 
   /**
-   * Every tier of every policy that applied, in order, as for {@link Decision#quotas}. Allocates a
-   * new list on each call.
+   * Every tier of every policy that applied, in order, as for {@link Decision#quotas}: the same
+   * tiers whether the store or the deny cache answered. Allocates a new list on each call.
    */
   public List<Quota> quotas() {
     switch (scope) {
