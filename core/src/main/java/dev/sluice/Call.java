@@ -355,19 +355,79 @@ final class Call implements TwoLayerBatch {
     c.previous = previous;
   }
 
-  /** The tier with the fewest permits left, a non-shadow one if any. */
+  /**
+   * Runs each tier's algorithm on the counts its counter holds ({@link Counter#counted}) and marks
+   * the shadow policies that fail; sets {@link #shadowRejected}.
+   *
+   * @return whether every non-shadow tier passed
+   */
+  boolean judge() {
+    boolean allowed = true;
+    shadowRejected = false;
+    for (int i = 0; i < counterCount; i++) {
+      Counter c = counters[i];
+      c.count.observe(now, c.windowStart, c.current, c.previous, permits);
+      c.limit.evaluate(c.count);
+      if (!c.count.passed()) {
+        if (c.entry.policy.shadow) {
+          shadowRejected = true;
+          c.entry.shadowFailed = true;
+        } else {
+          allowed = false;
+        }
+      }
+    }
+    return allowed;
+  }
+
+  /** Whether a shadow policy failed in the last {@link #judge}. */
+  boolean shadowRejected;
+
+  /**
+   * Reckons each tier that passed again without this request's permits: what its counter holds once
+   * the request is refunded. For all tiers after a refusal, or only the failing shadow policies'
+   * (what an allowed request gives back). A failing tier reckons without them already.
+   */
+  void withdraw(boolean shadowFailedOnly) {
+    for (int i = 0; i < counterCount; i++) {
+      Counter c = counters[i];
+      if (c.count.passed() && (!shadowFailedOnly || c.entry.shadowFailed)) {
+        c.count.observe(
+            now,
+            c.windowStart,
+            Math.max(0, c.current - c.limit.delta(permits)),
+            c.previous,
+            permits);
+        c.limit.evaluate(c.count);
+      }
+    }
+  }
+
+  /**
+   * The tier that describes the request best: the rate tier with the fewest permits left; a
+   * concurrency rule's only when no rate tier applies (its slots are no quota per window); a shadow
+   * policy's or the fleet's shedder's only when nothing else applies.
+   */
   Counter leastRemaining() {
     Counter best = counter(0);
     for (int i = 1; i < size(); i++) {
       Counter c = counter(i);
-      // A shadow policy, or the fleet's shedder, describes no client's quota: any other first.
-      boolean shadow = c.entry.policy.shadow || c.entry.policy.shedding;
-      boolean bestShadow = best.entry.policy.shadow || best.entry.policy.shedding;
-      if ((bestShadow && !shadow) || (shadow == bestShadow && remaining(c) < remaining(best))) {
+      int rank = rank(c);
+      int bestRank = rank(best);
+      if (rank < bestRank || (rank == bestRank && remaining(c) < remaining(best))) {
         best = c;
       }
     }
     return best;
+  }
+
+  /** 0 for a client's rate tier, 1 for a concurrency rule, 2 for what describes no client. */
+  private static int rank(Counter c) {
+    Policy p = c.entry.policy;
+    if (p.shadow || p.shedding) {
+      return 2;
+    }
+    return p.algorithm == Algorithm.CONCURRENCY ? 1 : 0;
   }
 
   private static long remaining(Counter c) {

@@ -87,8 +87,11 @@ public final class Decision {
   }
 
   /**
-   * Every tier of every policy that applied, in order. Empty when the store failed, since the usage
-   * is then unknown; also empty when the local deny cache answered, apart from the binding.
+   * Every tier of every policy that applied, in order, with what each stands at once a refused
+   * request is refunded. The same tiers when the local deny cache answered, each reckoned from what
+   * the store last said of it (an identity's counts as this instance last saw them; requests in
+   * flight as the store counted them then). Empty when the store failed, since the usage is then
+   * unknown, and only the binding for a request too large to ever pass.
    *
    * @return the quotas, unmodifiable
    */

@@ -103,14 +103,14 @@ final class Evaluator {
    * readies the call's counters for {@code permits} at {@code now} and returns false.
    */
   private static boolean answeredWithoutCounting(Call call, long permits, long now, Outcome out) {
-    if ((permits > call.maxPermits && Denials.oversized(call, permits, out))
-        || Denials.denied(call, now, out)) {
+    if (permits > call.maxPermits && Denials.oversized(call, permits, out)) {
       return true;
     }
+    boolean denied = Denials.anyDenied(call, now);
     call.permits = permits;
     call.now = now;
     locate(call, now);
-    return false;
+    return denied && Denials.answer(call, now, out);
   }
 
   /** Names the call's counters and finds each one's window at {@code now}. */
@@ -124,36 +124,25 @@ final class Evaluator {
 
   /**
    * Decides from the counts {@code counted} answered: each tier's algorithm, refunds to it on a
-   * rejection, the deny caches.
+   * rejection (and the figures reckoned as they stand once refunded), the deny caches and what they
+   * recall.
    */
   private void evaluate(Call call, Outcome out, long now, CounterStore counted) {
-    long permits = call.permits;
-    int n = call.size();
-    boolean allowed = true;
-    boolean shadowRejected = false;
-    for (int i = 0; i < n; i++) {
-      Call.Counter c = call.counter(i);
-      c.count.observe(now, c.windowStart, c.current, c.previous, permits);
-      c.limit.evaluate(c.count);
-      if (!c.count.passed()) {
-        if (c.entry.policy.shadow) {
-          shadowRejected = true;
-          c.entry.shadowFailed = true;
-        } else {
-          allowed = false;
-        }
-      }
-    }
+    boolean allowed = call.judge();
+    boolean shadowRejected = call.shadowRejected;
     if (allowed) {
       if (shadowRejected) {
         // A shadow policy gives back what its enforcement would have given back; the others keep
         // theirs.
         refund(call, call.updates(true), counted);
+        call.withdraw(true);
       }
-      Verdicts.counted(out, now, true, call.leastRemaining(), 0, shadowRejected);
+      Denials.refresh(call);
+      Verdicts.counted(out, now, true, call.leastRemaining(), 0, shadowRejected, false);
       return;
     }
     refund(call, call.updates(false), counted);
+    call.withdraw(false);
     Denials.remember(call, now);
     Call.Counter binding = call.latestRetry();
     long retry = binding.count.retryMillis();
@@ -163,6 +152,7 @@ final class Evaluator {
         false,
         binding,
         retry == Count.NEVER ? binding.limit.periodMillis() : retry,
+        false,
         false);
   }
 

@@ -16,7 +16,10 @@ final class IetfFields {
   private int[] lastTiers;
   private String lastPolicy;
 
-  /** The policy field of every counter of {@code call}, shadow policies and shedders left out. */
+  /**
+   * The policy field of every counter of {@code call}, shadow policies, shedders and concurrency
+   * rules left out.
+   */
   String policy(Call call) {
     int n = call.size();
     boolean same = lastPolicies != null && lastPolicies.length == n;
@@ -70,19 +73,24 @@ final class IetfFields {
     return sb.toString();
   }
 
-  /** A shadow policy limits nobody; the fleet's shedder is no client's quota. */
+  /**
+   * Whether a policy is a quota the fields describe: a shadow policy limits nobody; the fleet's
+   * shedder is no client's quota; a concurrency rule limits requests in flight, which the draft has
+   * no unit for (no window, and no instant at which a slot is sure to free).
+   */
   private static boolean isQuota(Policy p) {
-    return !p.shadow && !p.shedding;
+    return !p.shadow && !p.shedding && p.algorithm != Algorithm.CONCURRENCY;
   }
 
   /**
-   * Either field from quotas alone (the deny cache answered with the binding quota), {@code
-   * shedders} naming the policies to leave out.
+   * Either field from quotas alone (a request too large to ever pass, with the binding quota),
+   * {@code shedders} naming the policies to leave out.
    */
-  static String fromQuotas(List<Quota> quotas, List<String> shedders, boolean policyField) {
+  static String fromQuotas(
+      List<Quota> quotas, List<String> shedders, Algorithm algorithm, boolean policyField) {
     StringBuilder sb = new StringBuilder();
     for (Quota q : quotas) {
-      if (q.shadow() || shedders.contains(q.policy())) {
+      if (q.shadow() || shedders.contains(q.policy()) || algorithm == Algorithm.CONCURRENCY) {
         continue;
       }
       int sameRule = 0;

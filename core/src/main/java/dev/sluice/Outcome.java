@@ -26,7 +26,7 @@ public final class Outcome {
   enum Scope {
     /** Every counter of the call. */
     ALL,
-    /** The binding quota alone (the deny cache answered). */
+    /** The binding quota alone (a request too large to ever pass). */
     BINDING,
     /** None (the store failed, or nothing applied). */
     NONE
@@ -153,7 +153,11 @@ public final class Outcome {
     return remaining;
   }
 
-  /** Milliseconds until the binding tier is back to zero if nothing else arrives. */
+  /**
+   * Milliseconds until the binding tier is back to zero if nothing else arrives. For a concurrency
+   * limit, the latest a slot never given back drops out of the count: slots in flight free when
+   * their requests complete, which no clock predicts, so the headers never show it.
+   */
   public long resetAfterMillis() {
     return resetAfterMillis;
   }
@@ -210,8 +214,8 @@ public final class Outcome {
   }
 
   /**
-   * Every tier of every policy that applied, in order, as for {@link Decision#quotas}. Allocates a
-   * new list on each call.
+   * Every tier of every policy that applied, in order, as for {@link Decision#quotas}: the same
+   * tiers whether the store or the deny cache answered. Allocates a new list on each call.
    */
   public List<Quota> quotas() {
     switch (scope) {
@@ -232,24 +236,25 @@ public final class Outcome {
   }
 
   /**
-   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones and the
-   * fleet's load shedder left out, or empty when there are none. Kept while the same policies
-   * apply, so a filter that reuses its outcome builds it once.
+   * The IETF {@code RateLimit-Policy} field for the quotas that applied, shadow ones, the fleet's
+   * load shedder and concurrency limits (requests in flight, no quota per window) left out, or
+   * empty when there are none. Kept while the same policies apply, so a filter that reuses its
+   * outcome builds it once.
    */
   public String ietfPolicy() {
     return scope == Scope.ALL ? call.ietf().policy(call) : ietfFromQuotas(true);
   }
 
   /**
-   * The IETF {@code RateLimit} field: each non-shadow quota's remaining permits and seconds until
-   * its count is back to zero; empty when there are none.
+   * The IETF {@code RateLimit} field: each quota of {@link #ietfPolicy}, its remaining permits and
+   * seconds until its count is back to zero; empty when there are none.
    */
   public String ietfState() {
     return scope == Scope.ALL ? IetfFields.state(call, now) : ietfFromQuotas(false);
   }
 
   private String ietfFromQuotas(boolean policyField) {
-    return IetfFields.fromQuotas(quotas(), call.shedders(), policyField);
+    return IetfFields.fromQuotas(quotas(), call.shedders(), algorithm, policyField);
   }
 
   /** The binding quota; see {@link Decision#binding}. */

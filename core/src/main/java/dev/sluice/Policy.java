@@ -43,8 +43,17 @@ public final class Policy {
   /** The most permits one request may ask for: the tightest tier's burst. */
   final long maxPermits;
 
-  /** Null when the deny cache is off, and always for a shadow policy (it never rejects). */
+  /** Null when the deny cache is off, and always for a shadow policy or a shedder. */
   final DenyCache denyCache;
+
+  /**
+   * What the store last said of this policy's tiers for identities a deny cache holds ({@link
+   * Recall}), whatever policy's cache it is; null when deny caches are off.
+   */
+  final Recall recall;
+
+  /** The deny cache size the engine gave this policy, for policies made from it. */
+  private final int denyCacheSize;
 
   /**
    * Whether this is the fleet's load shedder ({@link Engine#shedder}): its refusal is a 503, and it
@@ -106,7 +115,9 @@ public final class Policy {
     }
     this.tightest = t;
     this.maxPermits = t.burst();
-    this.denyCache = shadow || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
+    this.denyCacheSize = denyCacheSize;
+    this.denyCache = shadow || shedding || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
+    this.recall = denyCacheSize <= 0 ? null : new Recall(denyCacheSize);
     this.local =
         onStoreFailure == OnStoreFailure.LOCAL
             ? new Policy(
@@ -172,7 +183,7 @@ public final class Policy {
         onStoreFailure,
         shadow,
         staggered,
-        denyCache == null ? 0 : denyCache.capacity(),
+        denyCacheSize,
         syncMillis,
         instances,
         shedding);
@@ -257,7 +268,7 @@ public final class Policy {
         onStoreFailure,
         shadow,
         staggered,
-        0,
+        denyCacheSize,
         syncMillis,
         instances,
         true);

@@ -29,14 +29,18 @@ final class Verdicts {
     out.priorityClass = "";
   }
 
-  /** A decision from the call's counters, {@code binding} the one that decided. */
+  /**
+   * A decision from the call's counters, {@code binding} the one that decided: counted by the
+   * store, or reckoned from what it last said when the deny cache answered ({@code cached}).
+   */
   static void counted(
       Outcome out,
       long now,
       boolean allowed,
       Call.Counter binding,
       long retryAfter,
-      boolean shadowRejected) {
+      boolean shadowRejected,
+      boolean cached) {
     out.now = now;
     out.applied = true;
     out.allowed = allowed;
@@ -51,7 +55,7 @@ final class Verdicts {
     out.shed = p.shedding;
     out.retryAfterMillis = retryAfter;
     out.shadowRejected = shadowRejected;
-    out.cached = false;
+    out.cached = cached;
   }
 
   /**
@@ -79,15 +83,9 @@ final class Verdicts {
     }
   }
 
-  /** A rejection with the binding quota alone: the deny cache answered, or it can never pass. */
+  /** A rejection with the binding quota alone: the request can never pass. */
   static void rejected(
-      Outcome out,
-      Policy p,
-      Tier tier,
-      long used,
-      long resetAfterMillis,
-      long retryAfterMillis,
-      boolean cached) {
+      Outcome out, Policy p, Tier tier, long used, long resetAfterMillis, long retryAfterMillis) {
     out.applied = true;
     out.allowed = false;
     names(out, p, tier, Outcome.Scope.BINDING);
@@ -98,7 +96,7 @@ final class Verdicts {
     out.bindingShadow = false;
     out.bindingExceeded = true;
     out.shadowRejected = false;
-    out.cached = cached;
+    out.cached = false;
     out.shed = p.shedding;
   }
 

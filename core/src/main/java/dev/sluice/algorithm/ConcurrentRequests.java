@@ -28,7 +28,10 @@ final class ConcurrentRequests extends Window {
     boolean pass = inFlight <= limit;
     long used = pass ? inFlight : Math.min(inFlight - c.permits, limit);
     long retry = c.permits > limit ? Count.NEVER : RETRY_MILLIS;
-    c.outcome(pass, used, c.windowStart + 2 * period, retry, used);
+    // What the current window's counter settles at: the previous window's slots are not its own.
+    long settled =
+        pass ? c.current : Math.max(0, Math.min(c.current - c.permits, limit - c.previous));
+    c.outcome(pass, used, c.windowStart + 2 * period, retry, settled);
   }
 
   /**

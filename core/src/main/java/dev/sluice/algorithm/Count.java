@@ -60,6 +60,15 @@ public final class Count {
     return retry;
   }
 
+  /**
+   * What the tier's counter settles at once every refund of the decision's moment has landed: the
+   * store's count (a token bucket's arrival time) reckoned without refused requests. What a later
+   * decision that makes no store call reckons from.
+   */
+  public long settled() {
+    return settled;
+  }
+
   /** Sets this count to {@code other}'s inputs and outcome. */
   public void copy(Count other) {
     now = other.now;

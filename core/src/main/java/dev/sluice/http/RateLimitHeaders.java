@@ -1,5 +1,6 @@
 package dev.sluice.http;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Outcome;
 import dev.sluice.Policy;
@@ -61,6 +62,12 @@ public final class RateLimitHeaders {
    * The headers for a response, in order: the chosen families when the usage is known (not after a
    * store failure, unless local counters decided), and on a rejection {@code Retry-After} (whole
    * seconds, rounded up) and {@code Cache-Control: no-store}.
+   *
+   * <p>{@code X-RateLimit-*} describe the binding quota: on a refusal the limit that refused, else
+   * the rate tier closest to its limit. When that is a concurrency limit, {@code Limit}, {@code
+   * Remaining} and {@code Used} count requests in flight and there is no {@code Reset}. The IETF
+   * fields name rate quotas only: a concurrency limit has no window and no reset, which every item
+   * of theirs states.
    */
   public static List<Map.Entry<String, String>> of(
       Decision d, Set<Family> families, ResetFormat reset, long nowMillis) {
@@ -91,13 +98,16 @@ public final class RateLimitHeaders {
         out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
         out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
         out.accept("X-RateLimit-Used", Long.toString(d.used()));
-        long resetSeconds = Policy.ceilSeconds(d.resetAfterMillis());
-        out.accept(
-            "X-RateLimit-Reset",
-            Long.toString(
-                reset == ResetFormat.EPOCH_SECONDS
-                    ? Policy.ceilSeconds(nowMillis + d.resetAfterMillis())
-                    : resetSeconds));
+        // A concurrency limit's slots free when requests complete: there is no instant to name.
+        if (d.algorithm() != Algorithm.CONCURRENCY) {
+          long resetSeconds = Policy.ceilSeconds(d.resetAfterMillis());
+          out.accept(
+              "X-RateLimit-Reset",
+              Long.toString(
+                  reset == ResetFormat.EPOCH_SECONDS
+                      ? Policy.ceilSeconds(nowMillis + d.resetAfterMillis())
+                      : resetSeconds));
+        }
       }
       if (families.contains(Family.IETF)) {
         String policy = d.ietfPolicy();
@@ -172,17 +182,17 @@ public final class RateLimitHeaders {
           + retry
           + "}";
     }
-    if (d.algorithm() == dev.sluice.Algorithm.CONCURRENCY) {
+    if (d.algorithm() == Algorithm.CONCURRENCY) {
+      // No violated-policies: that member names RateLimit-Policy items, and a concurrency limit is
+      // none.
       return QUOTA_EXCEEDED
-          + violated(d)
-          + ","
-          + "\"detail\":\"Concurrency limit of "
+          + ",\"detail\":\"Concurrency limit of "
           + d.limit()
           + " requests in flight reached for policy "
           + json(d.policy())
-          + "; retry after "
+          + ": a slot frees when one of them completes. Retry after "
           + retry
-          + " s.\",\"policy\":\""
+          + " s, or send fewer requests at once.\",\"policy\":\""
           + json(d.policy())
           + "\",\"limitType\":\"concurrency\",\"concurrency\":"
           + d.limit()
@@ -190,7 +200,7 @@ public final class RateLimitHeaders {
           + retry
           + "}";
     }
-    if (d.algorithm() == dev.sluice.Algorithm.TOKEN_BUCKET) {
+    if (d.algorithm() == Algorithm.TOKEN_BUCKET) {
       return QUOTA_EXCEEDED
           + violated(d)
           + ","
