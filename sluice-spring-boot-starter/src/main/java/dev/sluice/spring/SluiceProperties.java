@@ -7,7 +7,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * The {@code sluice.*} properties. Only {@code sluice.rules} is required; without it the starter
  * configures nothing. Each field's Javadoc, plain text, is its description in the configuration
- * metadata IDEs complete from.
+ * metadata IDEs complete from; a {@code sluice.*} name that is none of these is warned about at
+ * start ({@link UnknownProperties}).
  */
 @ConfigurationProperties("sluice")
 public class SluiceProperties {
