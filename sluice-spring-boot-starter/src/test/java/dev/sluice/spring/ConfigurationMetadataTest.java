@@ -51,6 +51,7 @@ class ConfigurationMetadataTest {
     assertThat(properties.get("sluice.store").get("defaultValue").asText()).isEqualTo("in-memory");
     assertThat(properties.get("sluice.memcached.operation-timeout").get("defaultValue").asText())
         .isEqualTo("50ms");
+    assertThat(properties).containsKey("management.health.sluice.enabled");
     JsonNode store = null;
     for (JsonNode hint : metadata.get("hints")) {
       if (hint.get("name").asText().equals("sluice.store")) {
