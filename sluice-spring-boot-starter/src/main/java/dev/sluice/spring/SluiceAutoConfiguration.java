@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -39,8 +40,8 @@ import org.springframework.core.io.ResourceLoader;
  * Rate limiting for a Spring Boot servlet application from {@code sluice.*} properties: a {@link
  * RequestLimiter} bean over the rules file (watched when it is a file), the {@link SluiceFilter}
  * registered after Spring Security's filter chain, decisions counted in the context's {@link
- * MeterRegistry} and, with Actuator, the {@code sluice} endpoint. Define a {@link RequestLimiter}
- * or {@link CounterStore} bean to replace the starter's.
+ * MeterRegistry} and, with Actuator, the {@code sluice} endpoint and the {@code sluice} health
+ * component. Define a {@link RequestLimiter} or {@link CounterStore} bean to replace the starter's.
  */
 @AutoConfiguration(
     afterName =
@@ -138,6 +139,25 @@ public class SluiceAutoConfiguration {
     @ConditionalOnAvailableEndpoint
     SluiceEndpoint sluiceEndpoint(RequestLimiter limiter) {
       return new SluiceEndpoint(limiter);
+    }
+  }
+
+  /**
+   * {@code /actuator/health}'s {@code sluice} component: whether the counter store answers ({@link
+   * SluiceHealthIndicator}). Off with {@code management.health.sluice.enabled=false}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {
+        "org.springframework.boot.actuate.health.HealthIndicator",
+        "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator"
+      })
+  static class StoreHealth {
+    @Bean
+    @ConditionalOnEnabledHealthIndicator("sluice")
+    @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+    SluiceHealthIndicator sluiceHealthIndicator(CounterStore store, RequestLimiter limiter) {
+      return new SluiceHealthIndicator(store, limiter);
     }
   }
 

@@ -6,23 +6,38 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code sluice.*} properties. Only {@code sluice.rules} is required; without it the starter
- * configures nothing.
+ * configures nothing. Each field's Javadoc, plain text, is its description in the configuration
+ * metadata IDEs complete from; a {@code sluice.*} name that is none of these is warned about at
+ * start ({@link UnknownProperties}).
  */
 @ConfigurationProperties("sluice")
 public class SluiceProperties {
 
+  /**
+   * The rules file: classpath:NAME (read once), or a file path, file: prefixed or not (watched:
+   * edits take effect live). Unset, the starter configures nothing.
+   */
   private String rules;
+
+  /** How often a rules file is checked for edits. */
   private Duration rulesCheckInterval = Duration.ofSeconds(1);
+
+  /** The counter store: in-memory (one instance) or memcached (a fleet). */
   private String store = "in-memory";
+
+  /** How often to read the fleet's knobs from the store; unset, knobs are not read. */
   private Duration knobs;
+
+  /** The memcached store, for sluice.store=memcached. */
   private final Memcached memcached = new Memcached();
+
+  /** The in-memory store, for sluice.store=in-memory. */
   private final InMemory inMemory = new InMemory();
+
+  /** The servlet filter. */
   private final Filter filter = new Filter();
 
-  /**
-   * The rules file: {@code classpath:NAME} (read once), or a file path, {@code file:} prefixed or
-   * not (watched: edits take effect live).
-   */
+  /** {@code sluice.rules}. */
   public String getRules() {
     return rules;
   }
@@ -40,7 +55,7 @@ public class SluiceProperties {
     this.rulesCheckInterval = rulesCheckInterval;
   }
 
-  /** {@code in-memory} (the default) or {@code memcached} (add sluice-store-memcached). */
+  /** {@code sluice.store}. */
   public String getStore() {
     return store;
   }
@@ -58,26 +73,36 @@ public class SluiceProperties {
     this.knobs = knobs;
   }
 
+  /** {@code sluice.memcached.*}. */
   public Memcached getMemcached() {
     return memcached;
   }
 
+  /** {@code sluice.in-memory.*}. */
   public InMemory getInMemory() {
     return inMemory;
   }
 
+  /** {@code sluice.filter.*}. */
   public Filter getFilter() {
     return filter;
   }
 
   /** {@code sluice.memcached.*}. */
   public static class Memcached {
+    /** The servers, host:port,host:port; required with sluice.store=memcached. */
     private String servers;
+
+    /** The prefix of every key; sluice unless set. */
     private String prefix;
+
+    /** The most a decision waits for memcached; 50ms unless set. */
     private Duration operationTimeout;
+
+    /** How long the start waits for the first connections; 2s unless set. */
     private Duration connectTimeout;
 
-    /** {@code host:port,host:port}; required with {@code sluice.store=memcached}. */
+    /** {@code sluice.memcached.servers}. */
     public String getServers() {
       return servers;
     }
@@ -116,6 +141,7 @@ public class SluiceProperties {
 
   /** {@code sluice.in-memory.*}. */
   public static class InMemory {
+    /** The most counters alive at once; 1,000,000 unless set. */
     private Integer maximumCounters;
 
     /** {@return the most counters alive (1,000,000)} */
@@ -130,14 +156,17 @@ public class SluiceProperties {
 
   /** {@code sluice.filter.*}. */
   public static class Filter {
-    private Integer order;
-    private List<String> urlPatterns = List.of("/*");
-
     /**
-     * The filter's order. Unset: just after Spring Security's filter chain ({@code
-     * spring.security.filter.order} + 1, -99 by default), so rules keyed on {@code user} see the
+     * The filter's order. Unset, just after Spring Security's filter chain
+     * (spring.security.filter.order + 1, -99 by default), so rules keyed on user see the
      * authenticated user, and requests Spring Security refuses (401, 403) are not counted.
      */
+    private Integer order;
+
+    /** The URL patterns the filter sees. */
+    private List<String> urlPatterns = List.of("/*");
+
+    /** {@code sluice.filter.order}. */
     public Integer getOrder() {
       return order;
     }

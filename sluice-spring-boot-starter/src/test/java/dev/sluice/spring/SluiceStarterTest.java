@@ -24,7 +24,8 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {
       "sluice.rules=classpath:sluice-test-rules.yaml",
-      "management.endpoints.web.exposure.include=prometheus,sluice"
+      "management.endpoints.web.exposure.include=prometheus,sluice,health",
+      "management.endpoint.health.show-details=always"
     })
 class SluiceStarterTest {
 
@@ -73,6 +74,14 @@ class SluiceStarterTest {
         .contains("\"enabled\":true")
         .contains("api-per-client")
         .contains("\"knobs\":{}");
+  }
+
+  @Test
+  void theHealthEndpointReportsTheStore() throws Exception {
+    HttpResponse<String> r = get("/actuator/health/sluice", null);
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).contains("\"status\":\"UP\"").contains("in-memory store");
+    assertThat(get("/actuator/health", null).body()).contains("\"sluice\":{\"status\":\"UP\"");
   }
 
   @Test

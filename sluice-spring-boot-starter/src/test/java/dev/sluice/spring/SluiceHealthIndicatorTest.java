@@ -1,0 +1,117 @@
+package dev.sluice.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.store.memcached.MemcachedServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+/** The {@code sluice} health component: the store answers, fails, or the rules decide locally. */
+class SluiceHealthIndicatorTest {
+
+  private final WebApplicationContextRunner runner =
+      new WebApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
+          .withPropertyValues("sluice.rules=classpath:sluice-test-rules.yaml");
+
+  private static Health health(AssertableWebApplicationContext c) {
+    return c.getBean("sluiceHealthIndicator", HealthIndicator.class).health();
+  }
+
+  /** A loopback port nothing listens on. */
+  private static String deadAddress() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return "127.0.0.1:" + s.getLocalPort();
+    }
+  }
+
+  private WebApplicationContextRunner memcached(String servers) {
+    return runner.withPropertyValues(
+        "sluice.store=memcached",
+        "sluice.memcached.servers=" + servers,
+        "sluice.memcached.connect-timeout=100ms",
+        "sluice.memcached.operation-timeout=100ms");
+  }
+
+  @Test
+  void theInMemoryStoreIsUp() {
+    runner.run(
+        c -> {
+          Health h = health(c);
+          assertThat(h.getStatus()).isEqualTo(Status.UP);
+          assertThat(h.getDetails().get("store").toString()).startsWith("in-memory store");
+        });
+  }
+
+  @Test
+  void aDeadMemcachedIsDownWithTheErrorAndWhatTheRulesDoMeanwhile() throws Exception {
+    memcached(deadAddress())
+        .run(
+            c -> {
+              Health h = health(c);
+              assertThat(h.getStatus()).isEqualTo(Status.DOWN);
+              assertThat(h.getDetails().get("store").toString()).startsWith("memcached store");
+              assertThat(h.getDetails()).containsKey("error");
+              assertThat(h.getDetails().get("onStoreFailure"))
+                  .isEqualTo(Map.of("allow", List.of("api-per-client")));
+            });
+  }
+
+  @Test
+  void aDeadMemcachedWithEveryRuleLocalIsLocal(@TempDir Path dir) throws Exception {
+    Path rules = dir.resolve("rules.yaml");
+    Files.writeString(
+        rules,
+        "defaults: { onStoreFailure: local, instances: 2 }\n"
+            + "rules:\n"
+            + "  - id: a\n    match: { prefix: /a }\n    tiers: [ { limit: 3, period: 1m } ]\n"
+            + "  - id: b\n    match: { prefix: /b }\n    tiers: [ { limit: 3, period: 1m } ]\n"
+            + "    sync: 200ms\n    onStoreFailure: allow\n");
+    memcached(deadAddress())
+        .withPropertyValues("sluice.rules=" + rules)
+        .run(
+            c -> {
+              Health h = health(c);
+              assertThat(h.getStatus()).isEqualTo(SluiceHealthIndicator.LOCAL);
+              assertThat(h.getDetails().get("onStoreFailure"))
+                  .isEqualTo(Map.of("local", List.of("a", "b")));
+            });
+  }
+
+  @Test
+  void aMemcachedThatStopsAnsweringGoesFromUpToDown() {
+    try (MemcachedServer server = MemcachedServer.start()) {
+      memcached(server.address())
+          .run(
+              c -> {
+                assertThat(health(c).getStatus()).isEqualTo(Status.UP);
+                server.kill();
+                assertThat(health(c).getStatus()).isEqualTo(Status.DOWN);
+              });
+    }
+  }
+
+  @Test
+  void theIndicatorCanBeTurnedOffAndNeedsActuator() {
+    runner
+        .withPropertyValues("management.health.sluice.enabled=false")
+        .run(c -> assertThat(c).hasNotFailed().doesNotHaveBean("sluiceHealthIndicator"));
+    runner
+        .withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+        .run(c -> assertThat(c).hasNotFailed().doesNotHaveBean("sluiceHealthIndicator"));
+  }
+}
