@@ -72,11 +72,12 @@ final class LocalCounters implements CounterStore {
       return floor > 0 || w != window ? 0 : previous;
     }
 
+    /** Subtracts a refund; a count pinned at {@link Long#MAX_VALUE} stays pinned. */
     void subtract(long w, long delta, boolean running) {
       if (running || w == window) {
-        current = Math.max(0, current - delta);
+        current = lowered(current, delta);
       } else if (w == window - 1) {
-        previous = Math.max(0, previous - delta);
+        previous = lowered(previous, delta);
       }
     }
   }
@@ -167,6 +168,14 @@ final class LocalCounters implements CounterStore {
   /** Counters kept, for tests. */
   int size() {
     return cells.size();
+  }
+
+  /**
+   * {@code count − delta}, never below 0; a saturated count stays saturated, since what it would
+   * hold past {@link Long#MAX_VALUE} is unknown and a refund from it could only lose count.
+   */
+  private static long lowered(long count, long delta) {
+    return count == Long.MAX_VALUE ? count : Math.max(0, count - delta);
   }
 
   private static long saturatedSum(long a, long b) {

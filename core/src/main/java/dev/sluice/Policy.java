@@ -162,11 +162,16 @@ public final class Policy {
     List<Tier> scaled = new ArrayList<>(tiers.length);
     for (int i = 0; i < tiers.length; i++) {
       Tier t = tiers[i];
-      long l = i == 0 ? limit : Math.max(1, (long) Math.ceil(t.limit() * ratio));
-      long b = t.burst() == t.limit() ? l : Math.max(1, (long) Math.ceil(t.burst() * ratio));
+      long l = i == 0 ? limit : scale(t.limit(), ratio);
+      long b = t.burst() == t.limit() ? l : scale(t.burst(), ratio);
       scaled.add(new Tier(l, t.period(), b));
     }
     return with(scaled, onStoreFailure, syncMillis, instances, shedding);
+  }
+
+  /** {@code n × ratio}, rounded up, from 1 to {@link Tier#MAX_LIMIT}. */
+  private static long scale(long n, double ratio) {
+    return (long) Math.min(Tier.MAX_LIMIT, Math.max(1, Math.ceil(n * ratio)));
   }
 
   /** This policy with other tiers or settings; it shares the counters, with its own deny cache. */

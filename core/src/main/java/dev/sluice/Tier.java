@@ -6,7 +6,13 @@ import java.util.Objects;
 /**
  * One limit of a rate limiter: at most {@code limit} permits per {@code period}.
  *
- * @param limit permits per period, &gt; 0
+ * <p>Limits and bursts are at most {@link #MAX_LIMIT} (10<sup>15</sup>), so no count a store keeps
+ * for them comes near {@link Long#MAX_VALUE}: a request asks for at most its tightest burst, and a
+ * count reaches 2<sup>63</sup> only after some 9,000 such requests pile up on one key beyond its
+ * limit, each awaiting its refund. A sliding window's estimate is a {@code double}, exact for
+ * counts below 2<sup>53</sup>, which this bound keeps too.
+ *
+ * @param limit permits per period, &gt; 0 and at most {@link #MAX_LIMIT}
  * @param period window length: whole milliseconds, from 1 ms to 366 days
  * @param burst the most permits the tier lets through at once, its capacity: {@code limit} for a
  *     window; for a token bucket ({@link Algorithm#TOKEN_BUCKET}) the bucket's size, which refills
@@ -27,8 +33,16 @@ public record Tier(long limit, Duration period, long burst) {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be > 0");
     }
+    if (limit > MAX_LIMIT) {
+      throw new IllegalArgumentException(
+          "limit must be at most " + MAX_LIMIT + " (10^15), was " + limit);
+    }
     if (burst <= 0) {
       throw new IllegalArgumentException("burst must be > 0");
+    }
+    if (burst > MAX_LIMIT) {
+      throw new IllegalArgumentException(
+          "burst must be at most " + MAX_LIMIT + " (10^15), was " + burst);
     }
     Objects.requireNonNull(period, "period");
     if (period.isNegative() || period.isZero()) {
@@ -57,6 +71,9 @@ public record Tier(long limit, Duration period, long burst) {
    * the largest {@code limit} and {@code burst} a bucket's tier takes.
    */
   public static final long MAX_BUCKET_TOKENS = 1_000_000;
+
+  /** The largest limit or burst: 10<sup>15</sup>. */
+  public static final long MAX_LIMIT = 1_000_000_000_000_000L;
 
   /** The longest period: a year, leap day included. */
   static final Duration MAX_PERIOD = Duration.ofDays(366);

@@ -55,7 +55,11 @@ final class ActiveRule {
     if (quota.isEmpty() || quota.getAsLong() == firstLimit) {
       return policy;
     }
-    long q = quota.getAsLong();
+    // A quota past the largest limit (a claim meaning "unlimited") is the largest limit.
+    long q = Math.min(quota.getAsLong(), dev.sluice.Tier.MAX_LIMIT);
+    if (q == firstLimit) {
+      return policy;
+    }
     Policy p = overrides.get(q);
     if (p == null) {
       p = policy.withFirstLimit(q);

@@ -100,6 +100,17 @@ public interface CounterStore extends AutoCloseable {
     return java.util.Optional.empty();
   }
 
+  /**
+   * How many counters the store dropped to make room before they expired, per node (a node's name,
+   * such as {@code host:port}, to its evictions since this store was built); every node the store
+   * knows is listed, from 0. An evicted counter starts again from zero: its client may be admitted
+   * up to its limit again in that window. Empty (the default) for a store that cannot tell. Cheap
+   * to call: a networked store answers from what it last read, never with a round trip.
+   */
+  default java.util.Map<String, Long> evictions() {
+    return java.util.Map.of();
+  }
+
   /** Releases connections and threads; the default does nothing. */
   @Override
   default void close() {}

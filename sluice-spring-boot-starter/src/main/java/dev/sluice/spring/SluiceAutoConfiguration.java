@@ -4,6 +4,7 @@ import dev.sluice.DecisionListener;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
 import dev.sluice.micrometer.MicrometerListener;
+import dev.sluice.micrometer.StoreMetrics;
 import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
@@ -128,6 +129,14 @@ public class SluiceAutoConfiguration {
     @ConditionalOnMissingBean(DecisionListener.class)
     MicrometerListener sluiceMetrics(MeterRegistry registry) {
       return new MicrometerListener(registry);
+    }
+
+    /** The store's evictions per node ({@code sluice.store.evictions}). */
+    @Bean
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnMissingBean(StoreMetrics.class)
+    StoreMetrics sluiceStoreMetrics(CounterStore store) {
+      return new StoreMetrics(store);
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.sluice.yaml;
 
 import dev.sluice.Periods;
+import dev.sluice.Tier;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -108,6 +109,22 @@ class Fields {
     return v;
   }
 
+  /**
+   * A limit, burst or capacity: a whole number from 1 to {@link Tier#MAX_LIMIT} (10^15), beyond
+   * which a count's arithmetic could saturate.
+   */
+  long limit(Node node, String f) {
+    String text = scalar(node, f).trim();
+    if (text.matches("[0-9]{17,}")) {
+      throw error(node, f, "must be at most " + Tier.MAX_LIMIT + " (10^15), was " + text);
+    }
+    long v = wholeNumber(node, f);
+    if (v > Tier.MAX_LIMIT) {
+      throw error(node, f, "must be at most " + Tier.MAX_LIMIT + " (10^15), was " + v);
+    }
+    return v;
+  }
+
   /** A fraction in [0, 1): {@code 0.2} or {@code 20%}. */
   double fraction(Node node, String f) {
     String text = scalar(node, f).trim();
@@ -125,15 +142,28 @@ class Fields {
     throw error(node, f, "a fraction from 0 to under 1, e.g. 0.2 or 20%: '" + text + "'");
   }
 
-  /** A duration such as {@code 500ms}, {@code 28s} or {@code 2m}; 0 allowed. */
+  /** A duration such as {@code 500ms}, {@code 28s} or {@code 2m}; 0 allowed; at most 366d. */
   Duration duration(Node node, String f) {
     String text = scalar(node, f).trim();
     Duration d = text.equals("0") ? Duration.ZERO : Periods.read(text).orElse(null);
     if (d == null) {
       throw error(node, f, "bad duration '" + text + "' (use e.g. 500ms, 28s, 2m)");
     }
+    return atMostAYear(node, f, d);
+  }
+
+  /** The longest duration the file takes anywhere: 366 days, a tier's longest period. */
+  static final Duration LONGEST = Duration.ofDays(366);
+
+  /** {@code d}, unless it is longer than {@value #LONGEST_TEXT}. */
+  Duration atMostAYear(Node node, String f, Duration d) {
+    if (d.compareTo(LONGEST) > 0) {
+      throw error(node, f, "must be at most " + LONGEST_TEXT + " (was " + d.toDays() + " days)");
+    }
     return d;
   }
+
+  static final String LONGEST_TEXT = "366d";
 
   /** A match's {@code methods}: a list of HTTP method names. */
   String[] methods(Node node, String f) {

@@ -154,7 +154,7 @@ final class RuleReader extends Fields {
       String tf = f + ".tiers[" + i + "]";
       Map<String, Node> t = mapping(tiers.get(i), tf, Set.of("limit", "period", "burst"));
       Node limitNode = require(t, tiers.get(i), tf, "limit");
-      long limit = wholeNumber(limitNode, tf + ".limit");
+      long limit = limit(limitNode, tf + ".limit");
       Node periodNode = require(t, tiers.get(i), tf, "period");
       String periodText = scalar(periodNode, tf + ".period");
       Duration period = Periods.read(periodText).orElse(null);
@@ -181,7 +181,7 @@ final class RuleReader extends Fields {
           throw error(
               t.get("burst"), tf + ".burst", "only means something with algorithm: token-bucket");
         }
-        burst = wholeNumber(t.get("burst"), tf + ".burst");
+        burst = limit(t.get("burst"), tf + ".burst");
       }
       if (bucket && Math.max(limit, burst) > Tier.MAX_BUCKET_TOKENS) {
         throw error(
@@ -193,6 +193,13 @@ final class RuleReader extends Fields {
       }
       long size = burst;
       check(periodNode, tf + ".period", () -> b.tier(new Tier(limit, period, size)));
+      if (bucket) {
+        // An empty bucket must fill within 100 years: its time in nanoseconds fits a long.
+        check(
+            periodNode,
+            tf + ".period",
+            () -> TierLimit.tokenBucket(limit, period.toMillis(), size));
+      }
     }
   }
 
@@ -207,14 +214,15 @@ final class RuleReader extends Fields {
       }
     }
     Node n = m.get("concurrency");
-    long limit = wholeNumber(n, f + ".concurrency");
+    long limit = limit(n, f + ".concurrency");
     Duration ttl = Rule.DEFAULT_SLOT_TTL;
     if (m.containsKey("slotTtl")) {
       String t = scalar(m.get("slotTtl"), f + ".slotTtl");
       ttl = Periods.read(t).orElse(null);
-      if (ttl == null || ttl.toMillis() < 1) {
+      if (ttl == null || ttl.isZero()) {
         throw error(m.get("slotTtl"), f + ".slotTtl", "bad period '" + t + "' (use e.g. 30s)");
       }
+      atMostAYear(m.get("slotTtl"), f + ".slotTtl", ttl);
     }
     Duration slotTtl = ttl;
     check(n, f + ".concurrency", () -> b.concurrency(limit, slotTtl));
@@ -227,10 +235,10 @@ final class RuleReader extends Fields {
       return null;
     }
     Duration d = Periods.read(text).orElse(null);
-    if (d == null || d.toMillis() < 1) {
+    if (d == null || d.isZero()) {
       throw error(node, f, "bad sync interval '" + text + "' (use e.g. 100ms, 200ms, 1s, or off)");
     }
-    return d;
+    return atMostAYear(node, f, d);
   }
 
   int instances(Node node, String f) {

@@ -37,7 +37,7 @@ final class SheddingReader extends Fields {
     if (m.containsKey("fleet")) {
       String ff = f + ".fleet";
       Map<String, Node> fm = mapping(m.get("fleet"), ff, Set.of("capacity", "reserve", "slotTtl"));
-      long capacity = wholeNumber(require(fm, m.get("fleet"), ff, "capacity"), ff + ".capacity");
+      long capacity = limit(require(fm, m.get("fleet"), ff, "capacity"), ff + ".capacity");
       double reserve = 0.2;
       if (fm.containsKey("reserve")) {
         reserve = fraction(fm.get("reserve"), ff + ".reserve");

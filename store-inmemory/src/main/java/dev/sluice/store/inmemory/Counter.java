@@ -10,7 +10,8 @@ import java.lang.invoke.VarHandle;
  * its own key, so a lookup reaches the counts without another object. Lock-free on the common path:
  * window {@code w} lives in slot {@code w & 1}, labelled with {@code w}. Adding to a window whose
  * slot still holds an older one resets the slot first (under the counter's monitor, rare: once per
- * window); every other add is one atomic add. Counts saturate at {@link Long#MAX_VALUE}.
+ * window); every other add is one atomic add. Counts saturate at {@link Long#MAX_VALUE} and stay
+ * there until their window ends: a refund never lowers a saturated count.
  *
  * <p>A running counter ({@link CounterBatch#floor}) uses slot 0 alone: its label is the newest
  * window it was written in, for expiry, and its count the running value, moved by compare-and-set.
@@ -50,13 +51,38 @@ final class Counter extends CounterKey {
   /** The store that holds this counter. */
   final InMemoryCounterStore owner;
 
-  /** Set once the store has dropped the counter (expired or evicted). */
+  /**
+   * Whether this counter counts concurrency slots ({@link CounterBatch#released}): requests in
+   * flight, each given back when it completes. Such a counter is never evicted while it holds one.
+   */
+  final boolean slots;
+
+  /**
+   * Set once the store has dropped the counter (expired or evicted), or from the start for a
+   * counter the table could not hold ({@link #unstored}). A remover sets it before its last look at
+   * the counter's count, and a writer of slots looks at it after its add, so at least one of them
+   * sees the other: a slot is never counted in a counter that is gone.
+   */
   volatile boolean removed;
 
-  /** A counter of {@code owner}'s named as {@code name}, holding no window yet. */
+  /** Made for one decision and never stored: its part of the table held only slots in use. */
+  final boolean unstored;
+
+  /** A window counter of {@code owner}'s named as {@code name}, holding no window yet. */
   Counter(InMemoryCounterStore owner, CounterKey name) {
+    this(owner, name, false, false);
+  }
+
+  /**
+   * A counter of {@code owner}'s named as {@code name}, holding no window yet; of concurrency slots
+   * if {@code slots}, and never stored if {@code unstored}.
+   */
+  Counter(InMemoryCounterStore owner, CounterKey name, boolean slots, boolean unstored) {
     super(name);
     this.owner = owner;
+    this.slots = slots;
+    this.unstored = unstored;
+    this.removed = unstored;
   }
 
   // Slot s (0 or 1) through constant handles, so that each access compiles to one instruction.
@@ -145,12 +171,15 @@ final class Counter extends CounterKey {
     out.counted(i, next, 0);
   }
 
-  /** Subtracts from the running value (never below 0). */
+  /**
+   * Subtracts from the running value (never below 0). A value pinned at {@link Long#MAX_VALUE}
+   * stays there: what it would hold past that is unknown, so no refund may lower it.
+   */
   void lower(long delta) {
     long c;
     do {
       c = (long) COUNT0.getVolatile(this);
-    } while (!COUNT0.compareAndSet(this, c, Math.max(0, c - delta)));
+    } while (c != Long.MAX_VALUE && !COUNT0.compareAndSet(this, c, Math.max(0, c - delta)));
   }
 
   /** Puts window {@code w} in its slot with count 0, unless a writer already has. */
@@ -169,12 +198,17 @@ final class Counter extends CounterKey {
     return label(s) == w ? count : 0;
   }
 
-  /** Subtracts from window {@code w} (never below 0); a forgotten window stays forgotten. */
+  /**
+   * Subtracts from window {@code w} (never below 0); a forgotten window stays forgotten, and a
+   * count pinned at {@link Long#MAX_VALUE} stays pinned for the rest of its window: what it would
+   * hold past that is unknown, so a refund may not lower it (the window only refuses, never admits
+   * past its limit).
+   */
   void subtract(long w, long delta) {
     int s = slot(w);
     while (label(s) == w) {
       long c = countOf(s);
-      if (casCount(s, c, Math.max(0, c - delta))) {
+      if (c == Long.MAX_VALUE || casCount(s, c, Math.max(0, c - delta))) {
         return;
       }
     }
@@ -191,6 +225,28 @@ final class Counter extends CounterKey {
     return newest != Long.MIN_VALUE
         && Math.floorDiv(now, periodMillis())
             >= (newest > Long.MAX_VALUE - 3 ? Long.MAX_VALUE : newest + 3);
+  }
+
+  /**
+   * Whether this is a counter of slots with a request in flight at {@code now} (a slot in its
+   * current or previous window), or one just created whose first slot is on its way: never evicted.
+   */
+  boolean holdsSlots(long now) {
+    return slots && weight(now) > 0;
+  }
+
+  /**
+   * Marks this counter removed unless it holds slots at {@code now}; returns whether it did. The
+   * mark comes before the look at the count, so a slot taken concurrently either is seen here (and
+   * the counter stays) or sees the mark (and is counted again in the table's counter).
+   */
+  boolean retire(long now) {
+    removed = true;
+    if (holdsSlots(now)) {
+      removed = false;
+      return false;
+    }
+    return true;
   }
 
   /**

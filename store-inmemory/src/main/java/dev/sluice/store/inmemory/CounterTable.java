@@ -22,7 +22,16 @@ import java.time.InstantSource;
  * counter arrives evicts, among the next {@value #SAMPLE} counters it holds, the one with the
  * smallest count in its two newest windows (a stale one counts 0). A client that is counted often
  * thus outlives a flood of new identities, each counted once; at worst a client's count is
- * forgotten, the heap never grows.
+ * forgotten.
+ *
+ * <p>A counter of concurrency slots with a request in flight ({@link Counter#holdsSlots}) is never
+ * evicted: forgetting it would let its client take its whole limit again while those requests run.
+ * When none of the sample can go, the segment looks further, and when every counter it holds has a
+ * request in flight the new counter is stored over the bound. So the table exceeds its bound only
+ * by counters that have requests in flight, at most one per request the application is serving.
+ * Where a new counter cannot be stored at all (its {@value #MAXIMUM_PROBE} slots of probe all
+ * holding slots in use, which only identities made to share a hash reach), its decision is counted
+ * in a counter of its own that is not kept: that identity's count is forgotten, nobody else's.
  */
 final class CounterTable {
 
@@ -91,19 +100,27 @@ final class CounterTable {
    * when the counter is there.
    */
   Counter getOrCreate(CounterKey key, InMemoryCounterStore owner) {
-    return lookUp(key, owner);
+    return lookUp(key, owner, false);
+  }
+
+  /**
+   * {@link #getOrCreate}, creating a counter of concurrency slots if {@code slots}: one that is
+   * never evicted while a request holds one of its slots.
+   */
+  Counter getOrCreate(CounterKey key, InMemoryCounterStore owner, boolean slots) {
+    return lookUp(key, owner, slots);
   }
 
   /** The counter named by {@code key}, or null; looked for again under the lock on a miss. */
   Counter get(CounterKey key) {
-    return lookUp(key, null);
+    return lookUp(key, null, false);
   }
 
   /**
    * Finds {@code key}'s counter without a lock, or else under its segment's lock, where a missing
    * one is created for {@code creator} unless that is null.
    */
-  private Counter lookUp(CounterKey key, InMemoryCounterStore creator) {
+  private Counter lookUp(CounterKey key, InMemoryCounterStore creator, boolean slots) {
     int mixed = mix(key.hashCode());
     Segment s = segment(mixed);
     int home = mixed >>> segmentBits;
@@ -116,11 +133,13 @@ final class CounterTable {
       if (c == null && creator != null) {
         long now = clock.millis();
         s.sweep(now, SWEEP_PER_INSERT, SWEEP_PER_INSERT);
-        if (s.size >= s.capacity) {
-          s.evict(home, now);
+        while (s.size >= s.capacity && s.evict(home, now)) {
+          // Over the bound once counters with requests in flight let go: back within it at once.
         }
-        c = new Counter(creator, key);
-        s.insert(c, home, now);
+        c = new Counter(creator, key, slots, false);
+        if (!s.insert(c, home, now)) {
+          c = new Counter(creator, key, slots, true);
+        }
       }
       return c;
     }
@@ -137,6 +156,17 @@ final class CounterTable {
       }
     }
     return live;
+  }
+
+  /** How many counters were evicted to make room for new ones since the table was made. */
+  long evictions() {
+    long n = 0;
+    for (Segment s : segments) {
+      synchronized (s) {
+        n += s.evictions;
+      }
+    }
+    return n;
   }
 
   /** How many counters are stored, expired ones included. */
@@ -172,9 +202,11 @@ final class CounterTable {
     volatile Counter[] slots;
 
     final int capacity;
-    private final int maximumSlots;
     private final int segmentBits;
     int size;
+
+    /** Counters evicted to make room, since the segment was made. */
+    long evictions;
 
     /** Where the next expiry sweep starts. */
     private int hand;
@@ -182,8 +214,9 @@ final class CounterTable {
     Segment(int capacity, int segmentBits) {
       this.capacity = capacity;
       this.segmentBits = segmentBits;
-      // The least power of two with room for twice the capacity: half the slots stay empty.
-      this.maximumSlots = Integer.highestOneBit(Math.max(1, 2 * capacity - 1)) << 1;
+      // At most the least power of two with room for twice the capacity (half the slots stay
+      // empty), unless counters holding slots lift the size over the capacity.
+      int maximumSlots = Integer.highestOneBit(Math.max(1, 2 * capacity - 1)) << 1;
       this.slots = new Counter[Math.min(INITIAL_SLOTS, maximumSlots)];
     }
 
@@ -193,10 +226,12 @@ final class CounterTable {
 
     /**
      * Puts a new counter in the first empty slot within {@value #MAXIMUM_PROBE} of its home, or
-     * else in place of the least counted of the {@value #SAMPLE} counters from its home on: every
-     * slot before that one is taken, so a lookup still reaches it, and no other counter moves.
+     * else in place of the least counted of the {@value #SAMPLE} counters from its home on (of the
+     * whole probe when those all hold slots in use): every slot before that one is taken, so a
+     * lookup still reaches it, and no other counter moves. Returns false, storing nothing, when
+     * every counter of the probe holds slots in use.
      */
-    void insert(Counter c, int home, long now) {
+    boolean insert(Counter c, int home, long now) {
       if (2 * (size + 1) > slots.length) {
         grow();
       }
@@ -204,11 +239,18 @@ final class CounterTable {
       int mask = t.length - 1;
       if (place(t, c, home & mask)) {
         size++;
-        return;
+        return true;
       }
-      int victim = leastCounted(t, home & mask, now);
-      t[victim].removed = true;
+      int victim = leastCounted(t, home & mask, SAMPLE, now);
+      if (victim < 0) {
+        victim = leastCounted(t, home & mask, MAXIMUM_PROBE, now);
+      }
+      if (victim < 0) {
+        return false;
+      }
+      evictions++;
       SLOT.setRelease(t, victim, c);
+      return true;
     }
 
     /** Puts {@code c} in the first empty slot of the {@value #MAXIMUM_PROBE} from {@code i}. */
@@ -225,7 +267,7 @@ final class CounterTable {
 
     private void grow() {
       Counter[] old = slots;
-      Counter[] t = new Counter[Math.min(2 * old.length, maximumSlots)];
+      Counter[] t = new Counter[2 * old.length];
       int mask = t.length - 1;
       for (Counter c : old) {
         if (c != null && !place(t, c, home(c, mask))) {
@@ -267,7 +309,7 @@ final class CounterTable {
       int i = hand & mask;
       for (int looked = 0, dropped = 0; looked < slotBudget && dropped < dropBudget && size > 0; ) {
         Counter c = slots[i];
-        if (c != null && c.expired(now)) {
+        if (c != null && c.expired(now) && c.retire(now)) {
           // The slot may now hold a counter moved back into it: look at it again.
           removeAt(i);
           dropped++;
@@ -279,26 +321,62 @@ final class CounterTable {
       hand = i;
     }
 
-    /** Drops the least counted of the {@value #SAMPLE} counters from slot {@code home} on. */
-    void evict(int home, long now) {
-      removeAt(leastCounted(slots, home, now));
+    /**
+     * Drops the least counted of the {@value #SAMPLE} counters from slot {@code home} on, leaving
+     * those that hold slots in use; when all of them do, the first counter after them that holds
+     * none. Drops nothing when every counter holds slots in use, and then returns false.
+     */
+    boolean evict(int home, long now) {
+      Counter[] t = slots;
+      int victim = leastCounted(t, home, SAMPLE, now);
+      if (victim < 0) {
+        victim = leastCounted(t, home, size, 1, now);
+      }
+      if (victim < 0) {
+        return false;
+      }
+      evictions++;
+      removeAt(victim);
+      return true;
     }
 
-    /** The slot of the least counted of the {@value #SAMPLE} counters from slot {@code home} on. */
-    private static int leastCounted(Counter[] t, int home, long now) {
+    /**
+     * The slot of the least counted of the {@code sample} counters from slot {@code home} on,
+     * marked removed ({@link Counter#retire}), among those that hold no slots in use; -1 if all do.
+     */
+    private int leastCounted(Counter[] t, int home, int sample, long now) {
+      return leastCounted(t, home, sample, sample, now);
+    }
+
+    /**
+     * The slot of the least counted of the first {@code enough} counters that hold no slots in use
+     * among the {@code sample} counters from slot {@code home} on, marked removed; -1 if none.
+     */
+    private int leastCounted(Counter[] t, int home, int sample, int enough, long now) {
       int mask = t.length - 1;
       int victim = -1;
       long least = Long.MAX_VALUE;
-      for (int i = home & mask, seen = 0; seen < SAMPLE; i = (i + 1) & mask) {
+      int candidates = 0;
+      for (int i = home & mask, seen = 0, looked = 0;
+          seen < sample && candidates < enough && looked < t.length;
+          i = (i + 1) & mask, looked++) {
         Counter c = t[i];
         if (c != null) {
           seen++;
+          if (c.holdsSlots(now)) {
+            continue;
+          }
+          candidates++;
           long weight = c.weight(now);
           if (victim < 0 || weight < least) {
             least = weight;
             victim = i;
           }
         }
+      }
+      if (victim >= 0 && !t[victim].retire(now)) {
+        // A slot was taken in the victim as it was chosen: it stays (and now holds slots).
+        return leastCounted(t, home, sample, enough, now);
       }
       return victim;
     }

@@ -16,8 +16,10 @@ import java.util.Objects;
  * <p>Each counter (rule, identity, period) keeps its current and previous window. At most {@code
  * maximumCounters} counters live at once: a flood of distinct identities evicts the least counted
  * of a few (see {@link CounterTable}), which at worst forgets a client's count, never grows the
- * heap. A counter is dropped once the window after the one after its newest has begun (three of its
- * periods since it was last counted, at most), swept a few at a time as new counters arrive.
+ * heap. A counter of concurrency slots with a request in flight is never evicted; the bound is
+ * exceeded only when every counter in the way has one, by at most one counter per request in
+ * flight. A counter is dropped once the window after the one after its newest has begun (three of
+ * its periods since it was last counted, at most), swept a few at a time as new counters arrive.
  *
  * <p>A decision through {@link #increment(CounterBatch)} allocates nothing once its counters exist:
  * the lookup uses the batch's own key ({@link CounterBatch#key}), and a counter is its own key and
@@ -58,18 +60,29 @@ public final class InMemoryCounterStore implements CounterStore {
   public void increment(CounterBatch batch) {
     for (int i = 0, n = batch.size(); i < n; i++) {
       CounterKey key = batch.key(i);
+      boolean slots = batch.released(i);
       Counter c;
       if (key.stored() instanceof Counter last && last.owner == this && !last.removed) {
         c = last;
       } else {
-        c = counters.getOrCreate(key, this);
+        c = counters.getOrCreate(key, this, slots);
         key.remember(c);
       }
       long floor = batch.floor(i);
       if (floor > 0) {
         c.raise(batch.window(i), floor, batch.delta(i), batch, i);
       } else {
-        c.add(batch.window(i), batch.delta(i), batch, i);
+        long w = batch.window(i);
+        long delta = batch.delta(i);
+        c.add(w, delta, batch, i);
+        while (slots && c.removed && !c.unstored) {
+          // The table dropped the counter as this slot landed in it (it held none before): take
+          // the slot back and count it in the counter the table holds now.
+          c.subtract(w, delta);
+          c = counters.getOrCreate(key, this, true);
+          key.remember(c);
+          c.add(w, delta, batch, i);
+        }
       }
     }
   }
@@ -137,6 +150,16 @@ public final class InMemoryCounterStore implements CounterStore {
         c.subtract(u.window(), u.delta());
       }
     }
+  }
+
+  /**
+   * How many counters this store evicted to make room for new ones (its bound reached), under the
+   * node name {@code in-memory}. An evicted counter starts again from zero if its client comes
+   * back; a counter of concurrency slots with a request in flight is never evicted.
+   */
+  @Override
+  public java.util.Map<String, Long> evictions() {
+    return java.util.Map.of("in-memory", counters.evictions());
   }
 
   /** {@return how many counters are alive, after dropping every expired one} */

@@ -33,6 +33,26 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   }
 
   @Test
+  void aSaturatedCountIsNeverLoweredByARefund() {
+    // Pinned at Long.MAX_VALUE, a count has lost what it held past it: a refund from it could
+    // only leave it below the truth, so it stays pinned for the rest of its window.
+    InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
+    s.increment(List.of(new CounterUpdate("r", "huge", SECOND, W, Long.MAX_VALUE - 1)));
+    s.increment(List.of(new CounterUpdate("r", "huge", SECOND, W, 5)));
+    s.decrement(List.of(new CounterUpdate("r", "huge", SECOND, W, 5)));
+    assertEquals(
+        Long.MAX_VALUE,
+        s.increment(List.of(new CounterUpdate("r", "huge", SECOND, W, 1)))[0],
+        "still pinned");
+    s.increment(List.of(new CounterUpdate("b", "huge", SECOND, W, 5, Long.MAX_VALUE - 1)));
+    s.decrement(List.of(new CounterUpdate("b", "huge", SECOND, W, 5, Long.MAX_VALUE - 1)));
+    assertEquals(
+        Long.MAX_VALUE,
+        s.increment(List.of(new CounterUpdate("b", "huge", SECOND, W, 1, 1)))[0],
+        "a running counter too");
+  }
+
+  @Test
   void aMillionDistinctKeysNeverLiftTheLiveCountOverTheCap() {
     long cap = 10_000;
     InMemoryCounterStore bounded =

@@ -46,6 +46,10 @@ import net.spy.memcached.internal.OperationFuture;
  * into failed-open (or failed-closed) decisions. Only a counter's own node matters: when the node
  * holding a previous window does not answer, the decision goes on as if that window were empty.
  *
+ * <p>Each server's evictions (items memcached dropped for lack of memory, counters among them) are
+ * read from its {@code stats} every 10 s in the background, reported by {@link #evictions()} and
+ * logged when they start.
+ *
  * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
  * the client down.
  */
@@ -71,6 +75,7 @@ public final class MemcachedCounterStore implements CounterStore {
   final InstantSource clock;
   final NodeHealth health;
   private final MemcachedValues values;
+  private final EvictionWatch evictions;
   private final String servers;
   final boolean bulkGets;
 
@@ -107,6 +112,14 @@ public final class MemcachedCounterStore implements CounterStore {
             health,
             b.scheduler);
     this.values = new MemcachedValues(connection, b.prefix, b.operationTimeout);
+    this.evictions =
+        new EvictionWatch(
+            connection::client,
+            b.servers,
+            b.scheduler,
+            () -> System.nanoTime() / 1_000_000,
+            b.statsInterval.toMillis(),
+            b.evictionQuiet.toMillis());
     this.singleNode =
         b.servers.size() == 1
             ? client().getNodeLocator().getAll().iterator().next().getSocketAddress()
@@ -166,8 +179,20 @@ public final class MemcachedCounterStore implements CounterStore {
 
   @Override
   public void close() {
+    evictions.close();
     health.closing();
     connection.close();
+  }
+
+  /**
+   * Each server's evictions ({@code host:port} as given to the builder) since this store was built,
+   * from memcached's {@code stats}, read every 10 s in the background. An evicted counter starts
+   * again from zero: its client may get up to its limit again in that window. The start of
+   * evictions on a node is logged once at WARN (again after 10 minutes without any).
+   */
+  @Override
+  public java.util.Map<String, Long> evictions() {
+    return evictions.evictions();
   }
 
   /** Knobs and leases, shared by every instance on these servers (and this prefix). */
@@ -249,8 +274,25 @@ public final class MemcachedCounterStore implements CounterStore {
     private InstantSource clock = InstantSource.system();
     private boolean bulkGets = true;
     private ScheduledExecutorService scheduler = Background.shared();
+    private Duration statsInterval = Duration.ofMillis(EvictionWatch.DEFAULT_INTERVAL_MILLIS);
+    private Duration evictionQuiet = Duration.ofMillis(EvictionWatch.QUIET_MILLIS);
 
     private Builder() {}
+
+    /** How often each server's {@code stats} are read for evictions; 10 s by default. */
+    Builder statsInterval(Duration interval) {
+      if (interval.toMillis() < 1) {
+        throw new IllegalArgumentException("statsInterval must be at least 1ms");
+      }
+      this.statsInterval = interval;
+      return this;
+    }
+
+    /** How long a server must not evict before its next eviction is logged again; 10 min. */
+    Builder evictionQuiet(Duration quiet) {
+      this.evictionQuiet = Objects.requireNonNull(quiet, "quiet");
+      return this;
+    }
 
     /** Servers as {@code host:port host:port} or {@code host:port,host:port}. */
     public Builder servers(String servers) {
