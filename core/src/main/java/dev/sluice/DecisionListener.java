@@ -37,4 +37,12 @@ public interface DecisionListener {
    * worker-utilization}); the shedder kept its amount. Does nothing by default.
    */
   default void onIgnoredSignal(String source) {}
+
+  /**
+   * The store's clock was measured again and differs from this host's by {@code offsetMillis} (the
+   * store's minus this host's), within {@code errorMillis}; decisions now read this host's clock
+   * corrected by it ({@link dev.sluice.spi.StoreClock}). Told on a decision's thread when the
+   * offset changes. Does nothing by default.
+   */
+  default void onClockOffset(long offsetMillis, long errorMillis) {}
 }

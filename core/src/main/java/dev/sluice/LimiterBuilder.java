@@ -24,6 +24,10 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   final CounterStore store;
   InstantSource clock = CoarseClock.shared();
+
+  /** Whether {@link #clock} was given; if not, a store's clock corrects the default. */
+  private boolean clockGiven;
+
   int denyCacheSize = DEFAULT_DENY_CACHE_SIZE;
   DecisionListener listener = DecisionListener.NONE;
 
@@ -51,14 +55,24 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   }
 
   /**
-   * Where time comes from: {@link CoarseClock#shared()}, the system clock read once a millisecond,
-   * by default. A fleet must share wall-clock time.
+   * Where time comes from. By default {@link CoarseClock#shared()}, the system clock read once a
+   * millisecond, corrected by the store's clock where the store offers one (memcached does), so
+   * that a fleet whose hosts' clocks disagree still computes one window at a time. A clock given
+   * here is read as it is.
    *
    * @param clock the limiter's time
    * @return this builder
    */
   public B clock(InstantSource clock) {
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.clockGiven = true;
+    return self();
+  }
+
+  /** The host's clock that a store's clock corrects, read as the default clock is; for tests. */
+  B hostClock(InstantSource clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.clockGiven = false;
     return self();
   }
 
@@ -145,6 +159,13 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /** The engine these settings describe. */
   Evaluator evaluator() {
-    return new Evaluator(store, clock, backgroundSync ? Optional.of(scheduler) : Optional.empty());
+    InstantSource time =
+        clockGiven
+            ? clock
+            : store
+                .clock()
+                .<InstantSource>map(c -> new FleetClock(clock, c, listener))
+                .orElse(clock);
+    return new Evaluator(store, time, backgroundSync ? Optional.of(scheduler) : Optional.empty());
   }
 }

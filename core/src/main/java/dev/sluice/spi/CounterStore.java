@@ -111,6 +111,14 @@ public interface CounterStore extends AutoCloseable {
     return java.util.Map.of();
   }
 
+  /**
+   * The store's clock, for a fleet to agree on one time ({@link StoreClock}), or empty for a store
+   * that offers none (one that serves a single instance needs none).
+   */
+  default java.util.Optional<StoreClock> clock() {
+    return java.util.Optional.empty();
+  }
+
   /** Releases connections and threads; the default does nothing. */
   @Override
   default void close() {}

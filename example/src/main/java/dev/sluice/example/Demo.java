@@ -89,18 +89,22 @@ public final class Demo implements AutoCloseable {
   public static Demo start(Options o, PrintStream out) {
     RuleSet rules =
         o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
+    java.time.InstantSource storeClock =
+        o.clock == null ? java.time.InstantSource.system() : o.clock;
     CounterStore store =
         o.memcached == null
-            ? InMemoryCounterStore.builder().clock(o.clock).build()
-            : MemcachedCounterStore.builder().servers(o.memcached).clock(o.clock).build();
+            ? InMemoryCounterStore.builder().clock(storeClock).build()
+            : MemcachedCounterStore.builder().servers(o.memcached).clock(storeClock).build();
     SluiceFeature.Builder b =
         SluiceFeature.builder(store)
-            .clock(o.clock)
             // The customer of an API key comes from the server's own accounts, not from a header
             // the client sends (and could leave out): the key source app:customer in the rules.
             .keyResolver("customer", r -> r.header("X-Api-Key").map(ACCOUNTS::get))
             // The fleet's knobs (sluice knobs set …) are read from the store every second.
             .knobs(KnobWatcher.DEFAULT_REFRESH);
+    if (o.clock != null) {
+      b.clock(o.clock);
+    }
     SluiceFeature feature = (o.rules == null ? b.rules(rules) : b.rulesFile(o.rules)).build();
     ResourceConfig app =
         new ResourceConfig(DemoResources.class)
@@ -188,9 +192,12 @@ public final class Demo implements AutoCloseable {
     /** The server's worker threads; the bundled rules' loadShedding.workers.threads matches. */
     int workers = 8;
 
-    java.time.InstantSource clock = java.time.InstantSource.system();
+    java.time.InstantSource clock;
 
-    /** Where time comes from; the system clock by default (tests inject a fake one). */
+    /**
+     * Where time comes from: by default the system clock, corrected by memcached's when counters
+     * live there (tests inject a fake one, read as it is).
+     */
     public Options clock(java.time.InstantSource clock) {
       this.clock = clock;
       return this;

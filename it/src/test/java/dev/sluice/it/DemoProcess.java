@@ -33,6 +33,15 @@ final class DemoProcess implements AutoCloseable {
 
   /** Starts the demo with {@code args} (after {@code --host} and {@code --port}) and waits. */
   static DemoProcess start(Path log, String... args) throws IOException, InterruptedException {
+    return start(log, List.of(), args);
+  }
+
+  /**
+   * Starts the demo under {@code wrapper} (a command that runs the JVM, e.g. {@code faketime -f
+   * +30s}; empty for none) with {@code args}, and waits.
+   */
+  static DemoProcess start(Path log, List<String> wrapper, String... args)
+      throws IOException, InterruptedException {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
@@ -40,19 +49,24 @@ final class DemoProcess implements AutoCloseable {
     Path jar =
         Path.of("..", "example", "target", "sluice-example.jar").toAbsolutePath().normalize();
     assertTrue(Files.exists(jar), "build the example module first: " + jar);
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                jar.toString(),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                Integer.toString(port)));
+    List<String> cmd = new ArrayList<>(wrapper);
+    cmd.addAll(
+        List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-jar",
+            jar.toString(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            Integer.toString(port)));
     cmd.addAll(List.of(args));
-    Process p =
-        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder pb =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    // Under libfaketime, only the wall clock is moved: the JVM's timers keep their monotonic time
+    // (without the second setting, an idle JVM spins on a core).
+    pb.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    pb.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+    Process p = pb.start();
     DemoProcess demo = new DemoProcess(p, port);
     try {
       demo.waitForHealth();
@@ -82,9 +96,10 @@ final class DemoProcess implements AutoCloseable {
     throw new AssertionError("the demo on port " + port + " never answered /health");
   }
 
-  /** Kills it (SIGKILL) and waits for it to go. */
+  /** Kills it (SIGKILL), and the JVM a wrapper started, and waits for it to go. */
   @Override
   public void close() throws InterruptedException {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
     process.destroyForcibly();
     process.waitFor(20, TimeUnit.SECONDS);
   }

@@ -5,12 +5,15 @@ import dev.sluice.DecisionListener;
 import dev.sluice.Quota;
 import dev.sluice.StoreStatus;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -21,14 +24,17 @@ import java.util.function.Supplier;
  * {@code sluice.shed} tagged {@code class} (the priority class) and {@code shedder} ({@code
  * fleet-usage}, {@code worker-utilization}), counts decisions made in this instance's memory while
  * the store failed ({@code onStoreFailure: local}) as {@code sluice.decisions.local} tagged {@code
- * rule}, and times store calls as {@code sluice.store.calls}. micrometer-core comes with this
- * module. Thread-safe.
+ * rule}, times store calls as {@code sluice.store.calls}, and shows the store's clock minus this
+ * host's, as last measured, as the gauge {@code sluice.clock.offset} (milliseconds; registered once
+ * a store's clock was measured). micrometer-core comes with this module. Thread-safe.
  */
 public final class MicrometerListener implements DecisionListener {
 
   private final MeterRegistry registry;
   private final Timer storeCalls;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final AtomicLong clockOffset = new AtomicLong();
+  private final AtomicBoolean clockGauge = new AtomicBoolean();
 
   public MicrometerListener(MeterRegistry registry) {
     this.registry = registry;
@@ -119,6 +125,17 @@ public final class MicrometerListener implements DecisionListener {
             Counter.builder("sluice.signals.ignored")
                 .description("Load signal samples that read NaN or infinite and were ignored")
                 .tag("signal", source));
+  }
+
+  @Override
+  public void onClockOffset(long offsetMillis, long errorMillis) {
+    clockOffset.set(offsetMillis);
+    if (clockGauge.compareAndSet(false, true)) {
+      Gauge.builder("sluice.clock.offset", clockOffset, AtomicLong::doubleValue)
+          .description("The store's clock minus this host's, as last measured")
+          .baseUnit("milliseconds")
+          .register(registry);
+    }
   }
 
   /** Increments the counter kept under {@code key}, registered from {@code meter} on first use. */

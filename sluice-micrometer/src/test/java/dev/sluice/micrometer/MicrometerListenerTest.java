@@ -61,6 +61,18 @@ class MicrometerListenerTest {
   }
 
   @Test
+  void theStoresClockOffsetIsAGaugeOnceMeasured() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    MicrometerListener listener = new MicrometerListener(registry);
+    assertTrue(
+        registry.find("sluice.clock.offset").gauges().isEmpty(), "none before a measurement");
+    listener.onClockOffset(-30_119, 2);
+    assertEquals(-30_119, registry.get("sluice.clock.offset").gauge().value());
+    listener.onClockOffset(-30_121, 1);
+    assertEquals(-30_121, registry.get("sluice.clock.offset").gauge().value());
+  }
+
+  @Test
   void aShedRequestIsCountedByClassAndShedder() {
     RequestLimiter l =
         RequestLimiter.builder(store)

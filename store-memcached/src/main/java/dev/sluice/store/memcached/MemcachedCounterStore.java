@@ -4,6 +4,7 @@ import dev.sluice.Background;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
+import dev.sluice.spi.StoreClock;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -76,6 +77,10 @@ public final class MemcachedCounterStore implements CounterStore {
   final NodeHealth health;
   private final MemcachedValues values;
   private final EvictionWatch evictions;
+
+  /** Memcached's clock, measured in the background; null when turned off. */
+  private final MemcachedClock storeClock;
+
   private final String servers;
   final boolean bulkGets;
 
@@ -120,6 +125,17 @@ public final class MemcachedCounterStore implements CounterStore {
             () -> System.nanoTime() / 1_000_000,
             b.statsInterval.toMillis(),
             b.evictionQuiet.toMillis());
+    this.storeClock =
+        b.storeClock
+            ? new MemcachedClock(
+                b.servers,
+                b.clock,
+                (int) Math.max(100, b.connectTimeout.toMillis()),
+                b.clockAlignSeconds)
+            : null;
+    if (storeClock != null) {
+      storeClock.start(b.scheduler);
+    }
     this.singleNode =
         b.servers.size() == 1
             ? client().getNodeLocator().getAll().iterator().next().getSocketAddress()
@@ -180,6 +196,9 @@ public final class MemcachedCounterStore implements CounterStore {
   @Override
   public void close() {
     evictions.close();
+    if (storeClock != null) {
+      storeClock.stop();
+    }
     health.closing();
     connection.close();
   }
@@ -199,6 +218,16 @@ public final class MemcachedCounterStore implements CounterStore {
   @Override
   public java.util.Optional<SharedValues> sharedValues() {
     return java.util.Optional.of(values);
+  }
+
+  /**
+   * Memcached's clock, measured against this host's in the background (once a minute, at the same
+   * tick of memcached's clock as every other instance), which limiters on this store decide on
+   * unless given a clock of their own; empty when {@link Builder#storeClock} is off.
+   */
+  @Override
+  public java.util.Optional<StoreClock> clock() {
+    return java.util.Optional.ofNullable(storeClock);
   }
 
   /** The key a counter's window is stored under; for tests and operators. */
@@ -273,6 +302,8 @@ public final class MemcachedCounterStore implements CounterStore {
     private Duration breakerDelay = Duration.ofSeconds(1);
     private InstantSource clock = InstantSource.system();
     private boolean bulkGets = true;
+    private boolean storeClock = true;
+    private int clockAlignSeconds = MemcachedClock.ALIGN_SECONDS;
     private ScheduledExecutorService scheduler = Background.shared();
     private Duration statsInterval = Duration.ofMillis(EvictionWatch.DEFAULT_INTERVAL_MILLIS);
     private Duration evictionQuiet = Duration.ofMillis(EvictionWatch.QUIET_MILLIS);
@@ -370,6 +401,24 @@ public final class MemcachedCounterStore implements CounterStore {
      */
     public Builder clock(InstantSource clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Whether limiters on this store decide on memcached's clock (true, the default): the store
+     * measures it against this host's clock at start and every minute, so that instances whose
+     * hosts' clocks disagree still share each window (docs/RELIABILITY.md, "One clock"). Off, each
+     * instance decides on its host's clock, and a fleet's limits hold only as well as its clocks
+     * agree.
+     */
+    public Builder storeClock(boolean on) {
+      this.storeClock = on;
+      return this;
+    }
+
+    /** Measures the clock at every tick into a multiple of {@code seconds}; for tests. */
+    Builder clockAlignSeconds(int seconds) {
+      this.clockAlignSeconds = seconds;
       return this;
     }
 

@@ -1,0 +1,333 @@
+package dev.sluice.store.memcached;
+
+import dev.sluice.spi.StoreClock;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Memcached's clock, measured against this host's. Memcached tells its time in whole seconds
+ * ({@code stats}: {@code time}); its second ticks over at one instant for everyone who asks, so
+ * asking until it does places that instant within a round trip. Its ticks drift against true time
+ * by a few milliseconds a second (its timer re-arms after it runs), so the instances of a fleet
+ * measure the same tick: the one into each second that is a multiple of {@link #ALIGN_SECONDS}.
+ * Each then reads its host's clock plus the offset measured at that one instant, and the fleet
+ * agrees to within its measurements' errors (a round trip and the host clock's granularity: 1 to 3
+ * ms on loopback) plus what the hosts' clocks drift in a minute, whatever their clocks say.
+ * Memcached's clock may be up to a second or two off true time; that moves every window alike and
+ * costs nothing.
+ *
+ * <p>At start, the first tick found gives a provisional offset (within about 5 ms of the aligned
+ * one, plus memcached's drift since the last aligned tick); the aligned measurement follows within
+ * a minute. With several servers, the clock is the first one's in {@code host:port} order, so every
+ * instance configured with the same servers reads the same one. The work runs in short steps on the
+ * store's scheduler over one connection of its own: a {@code stats} every 10 ms for about 300 ms,
+ * then every 0.1 ms for at most 80 ms around the aligned tick, once a minute. A measurement that
+ * fails keeps the last offset and is tried again {@link #RETRY_MILLIS} later. Thread-safe.
+ */
+final class MemcachedClock implements StoreClock {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MemcachedClock.class);
+
+  /** Every instance measures the tick into each second that is a multiple of this. */
+  static final int ALIGN_SECONDS = 60;
+
+  static final long RETRY_MILLIS = 5_000;
+
+  /** An offset past this is logged as a warning: the host's clock is not kept. */
+  static final long WARN_MILLIS = 1_000;
+
+  /** Between coarse polls: a tick is placed within this. */
+  private static final long COARSE_POLL_MILLIS = 10;
+
+  /** How long before the tick before an aligned one the coarse polling starts. */
+  private static final long COARSE_LEAD_MILLIS = 300;
+
+  /**
+   * How long before (and after) the expected aligned tick the fine polling runs: room for a late
+   * scheduler thread and for memcached's drift since the tick before.
+   */
+  private static final long FINE_LEAD_MILLIS = 40;
+
+  /** Between fine polls, so that they place the tick within a fraction of a millisecond. */
+  private static final long FINE_PAUSE_NANOS = 100_000;
+
+  private final InetSocketAddress server;
+  private final InstantSource local;
+  private final int timeoutMillis;
+  private final int align;
+  private volatile long offset;
+  private volatile long error = -1;
+  private volatile long alignedSecond = -1;
+  private volatile boolean warned;
+  private volatile boolean stopped;
+  private volatile ScheduledFuture<?> task;
+  private ScheduledExecutorService scheduler;
+
+  // A measurement's state: read and written by its steps only, which run one after another.
+  private Probe probe;
+  private boolean fine;
+  private long second;
+  private long before;
+  private long tickLocal;
+  private long deadline;
+
+  MemcachedClock(
+      List<InetSocketAddress> servers, InstantSource local, int timeoutMillis, int alignSeconds) {
+    this.server =
+        servers.stream()
+            .min(Comparator.comparing(a -> a.getHostString() + ":" + a.getPort()))
+            .orElseThrow();
+    this.local = local;
+    this.timeoutMillis = timeoutMillis;
+    this.align = alignSeconds;
+  }
+
+  @Override
+  public long offsetMillis() {
+    return offset;
+  }
+
+  @Override
+  public long errorMillis() {
+    return error;
+  }
+
+  /** The aligned second last measured at, or -1 before the first aligned measurement. */
+  long alignedSecond() {
+    return alignedSecond;
+  }
+
+  /** Measures now on {@code scheduler}, then at every aligned tick. */
+  void start(ScheduledExecutorService scheduler) {
+    this.scheduler = scheduler;
+    schedule(0);
+  }
+
+  void stop() {
+    stopped = true;
+    ScheduledFuture<?> t = task;
+    if (t != null) {
+      t.cancel(false);
+    }
+  }
+
+  private void schedule(long delayMillis) {
+    if (!stopped) {
+      task = scheduler.schedule(this::step, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * One step, each a short task: open a connection and read the second; poll every {@link
+   * #COARSE_POLL_MILLIS} until it ticks over; when the next tick is an aligned one, poll back to
+   * back around it and take the offset from it; else come back just before the tick before the next
+   * aligned one.
+   */
+  private void step() {
+    if (stopped) {
+      closeProbe();
+      return;
+    }
+    try {
+      if (probe == null) {
+        probe = Probe.open(server, timeoutMillis);
+        before = local.millis();
+        second = probe.time();
+        fine = false;
+        deadline = before + 2_500;
+        schedule(COARSE_POLL_MILLIS);
+      } else if (!fine) {
+        coarse();
+      } else {
+        long measured = fine();
+        closeProbe();
+        // Back just before the tick before the next aligned one.
+        schedule(measured + (align - 1) * 1000L - COARSE_LEAD_MILLIS - local.millis());
+      }
+    } catch (IOException | RuntimeException e) {
+      closeProbe();
+      LOG.debug("memcached's clock at {} not measured", server, e);
+      schedule(RETRY_MILLIS);
+    }
+  }
+
+  /** One coarse poll: on a tick, the provisional offset, and the way to the aligned tick. */
+  private void coarse() throws IOException {
+    long b = local.millis();
+    long now = probe.time();
+    long a = local.millis();
+    if (now == second) {
+      if (a > deadline) {
+        throw new IOException("memcached's second did not tick over in time");
+      }
+      before = b;
+      schedule(COARSE_POLL_MILLIS);
+      return;
+    }
+    tickLocal = (before + a) / 2;
+    second = now;
+    if (error < 0) {
+      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
+    }
+    if ((now + 1) % align == 0) {
+      fine = true;
+      schedule(tickLocal + 1000 - FINE_LEAD_MILLIS - local.millis());
+      return;
+    }
+    closeProbe();
+    long aligned = (now / align + 1) * align;
+    schedule(tickLocal + (aligned - 1 - now) * 1000 - COARSE_LEAD_MILLIS - local.millis());
+  }
+
+  /**
+   * Polls every 0.1 ms around the expected aligned tick, records the offset from it, and returns
+   * the local time of the tick.
+   */
+  private long fine() throws IOException {
+    long last = local.millis();
+    long first = probe.time();
+    if (first != second) {
+      throw new IOException(
+          "late for memcached's tick: read "
+              + first
+              + " not "
+              + second
+              + " at "
+              + last
+              + ", the tick before at "
+              + tickLocal);
+    }
+    long end = tickLocal + 1000 + FINE_LEAD_MILLIS;
+    while (true) {
+      long b = local.millis();
+      long now = probe.time();
+      long a = local.millis();
+      if (now != second) {
+        if (now != second + 1) {
+          throw new IOException("memcached's second ticked unevenly: " + second + ", " + now);
+        }
+        long mid = (last + a) / 2;
+        record(now * 1000 - mid, (a - last + 1) / 2 + 1, true);
+        alignedSecond = now;
+        return mid;
+      }
+      if (a > end) {
+        throw new IOException("memcached's second did not tick over when expected");
+      }
+      last = b;
+      LockSupport.parkNanos(FINE_PAUSE_NANOS);
+    }
+  }
+
+  /** Takes a measured offset, logging the first and any past {@link #WARN_MILLIS}. */
+  private void record(long measured, long err, boolean aligned) {
+    boolean first = error < 0;
+    offset = measured;
+    error = err;
+    if (Math.abs(measured) > WARN_MILLIS) {
+      if (!warned) {
+        warned = true;
+        LOG.warn(
+            "this host's clock is {} ms {} memcached's ({}, ±{} ms): limits are decided on"
+                + " memcached's clock; keep the host's clock synchronised (NTP)",
+            Math.abs(measured),
+            measured > 0 ? "behind" : "ahead of",
+            server,
+            err);
+      }
+    } else {
+      warned = false;
+      if (first) {
+        LOG.info(
+            "memcached's clock ({}) is {} ms from this host's (±{} ms{}); limits are decided on it",
+            server,
+            measured,
+            err,
+            aligned ? "" : ", provisional");
+      }
+    }
+  }
+
+  private void closeProbe() {
+    if (probe != null) {
+      probe.close();
+      probe = null;
+    }
+  }
+
+  /** One connection's {@code stats}: memcached's time in seconds. */
+  private static final class Probe {
+    private static final byte[] STATS = "stats\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final Socket socket;
+    private final OutputStream out;
+    private final BufferedReader in;
+
+    private Probe(Socket socket) throws IOException {
+      this.socket = socket;
+      this.out = socket.getOutputStream();
+      this.in =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+    }
+
+    static Probe open(InetSocketAddress server, int timeoutMillis) throws IOException {
+      Socket s = new Socket();
+      try {
+        s.setTcpNoDelay(true);
+        s.setSoTimeout(timeoutMillis);
+        s.connect(server, timeoutMillis);
+        return new Probe(s);
+      } catch (IOException | RuntimeException e) {
+        s.close();
+        throw e;
+      }
+    }
+
+    long time() throws IOException {
+      out.write(STATS);
+      out.flush();
+      long time = -1;
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        if (line.startsWith("STAT time ")) {
+          time = Long.parseLong(line.substring(10).trim());
+        } else if (line.equals("END")) {
+          if (time < 0) {
+            throw new IOException("memcached's stats have no time");
+          }
+          return time;
+        } else if (line.startsWith("ERROR") || line.startsWith("SERVER_ERROR")) {
+          throw new IOException("memcached answered stats with " + line);
+        }
+      }
+      throw new IOException("memcached closed the connection");
+    }
+
+    void close() {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // closing anyway
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "memcached's clock at " + server + " (" + offset + " ms ±" + error + ")";
+  }
+}

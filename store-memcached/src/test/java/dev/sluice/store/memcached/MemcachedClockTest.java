@@ -1,0 +1,108 @@
+package dev.sluice.store.memcached;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.spi.StoreClock;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Memcached's clock measured by instances whose hosts' clocks disagree by up to a minute and a
+ * half: each instance's host clock plus its measured offset is one time, to within the
+ * measurements' stated errors, whatever its skew.
+ */
+class MemcachedClockTest {
+
+  private static MemcachedServer server;
+
+  @BeforeAll
+  static void start() {
+    server = MemcachedServer.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+  }
+
+  /** The system clock, {@code skewMillis} off. */
+  record Skewed(long skewMillis) implements InstantSource {
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis());
+    }
+
+    @Override
+    public long millis() {
+      return System.currentTimeMillis() + skewMillis;
+    }
+  }
+
+  @Test
+  void instancesWhoseClocksDisagreeMeasureOneTime() throws Exception {
+    long[] skews = {0, 30_000, -60_000, 90_000};
+    List<MemcachedCounterStore> stores = new ArrayList<>();
+    try {
+      for (long skew : skews) {
+        stores.add(
+            MemcachedCounterStore.builder()
+                .servers(server.address())
+                .clock(new Skewed(skew))
+                .clockAlignSeconds(3)
+                // Each instance of a fleet runs in its own JVM, with its own scheduler.
+                .scheduler(Executors.newSingleThreadScheduledExecutor())
+                .build());
+      }
+      // Every instance measures the tick into each third second: wait (a condition with a deadline,
+      // the measurements run in the background) until all four last measured the same one.
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (!sameAlignedTick(stores) && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(sameAlignedTick(stores), "no common aligned measurement in 20 s");
+      StoreClock first = stores.get(0).clock().orElseThrow();
+      // Memcached runs on this host: its clock is its host's, to within its own second.
+      assertTrue(Math.abs(first.offsetMillis()) <= 2_500, "offset " + first);
+      StringBuilder report = new StringBuilder();
+      for (int i = 0; i < skews.length; i++) {
+        StoreClock c = stores.get(i).clock().orElseThrow();
+        // Host time + offset: (true + skew) + offset. Against the first instance's (skew 0):
+        long disagreement = skews[i] + c.offsetMillis() - first.offsetMillis();
+        report.append(String.format("skew %+d ms: %s%n", skews[i], c));
+        assertTrue(
+            Math.abs(disagreement) <= c.errorMillis() + first.errorMillis() + 5,
+            "instance " + i + " disagrees by " + disagreement + " ms\n" + report);
+        assertTrue(c.errorMillis() <= 50, "a measurement this loose helps no one: " + c);
+      }
+      System.out.print(report);
+    } finally {
+      stores.forEach(MemcachedCounterStore::close);
+    }
+  }
+
+  private static boolean sameAlignedTick(List<MemcachedCounterStore> stores) {
+    long second = -2;
+    for (MemcachedCounterStore s : stores) {
+      long t = ((MemcachedClock) s.clock().orElseThrow()).alignedSecond();
+      if (t < 0 || (second != -2 && t != second)) {
+        return false;
+      }
+      second = t;
+    }
+    return true;
+  }
+
+  @Test
+  void turnedOffTheStoreOffersNoClock() {
+    try (MemcachedCounterStore s =
+        MemcachedCounterStore.builder().servers(server.address()).storeClock(false).build()) {
+      assertTrue(s.clock().isEmpty());
+    }
+  }
+}
