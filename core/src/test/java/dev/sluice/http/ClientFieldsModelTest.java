@@ -263,17 +263,17 @@ class ClientFieldsModelTest {
       long limit = tier[0];
       long period = tier[1];
       long start = Math.floorDiv(now, period) * period;
-      switch (s.algorithm()) {
-        case FIXED_WINDOW:
-          return count(r, t, key, start, start + period) + 1 <= limit;
-        case SLIDING_WINDOW:
-          return decayed(r, t, key, now, period) + count(r, t, key, start, start + period) + 1
-              <= limit + 1e-9;
-        default:
+      return switch (s.algorithm()) {
+        case FIXED_WINDOW -> count(r, t, key, start, start + period) + 1 <= limit;
+        case SLIDING_WINDOW ->
+            decayed(r, t, key, now, period) + count(r, t, key, start, start + period) + 1
+                <= limit + 1e-9;
+        default -> {
           long nowNanos = now * 1_000_000;
           long at = Math.max(tat.getOrDefault(id(r, t, key), 0L), nowNanos) + interval(tier);
-          return at <= nowNanos + tier[2] * interval(tier);
-      }
+          yield at <= nowNanos + tier[2] * interval(tier);
+        }
+      };
     }
 
     private double decayed(int r, int t, int key, long now, long period) {
@@ -346,23 +346,24 @@ class ClientFieldsModelTest {
       long period = tier[1];
       long start = Math.floorDiv(now, period) * period;
       long current = count(r, t, key, start, start + period);
-      switch (s.algorithm()) {
-        case FIXED_WINDOW:
-          return new long[] {Math.max(0, limit - current), start + period - now};
-        case SLIDING_WINDOW:
+      return switch (s.algorithm()) {
+        case FIXED_WINDOW -> new long[] {Math.max(0, limit - current), start + period - now};
+        case SLIDING_WINDOW -> {
           long previous = count(r, t, key, start - period, start);
           long used = (long) Math.ceil(decayed(r, t, key, now, period) + current - 1e-9);
           long resetAt = current > 0 ? start + 2 * period : previous > 0 ? start + period : now;
-          return new long[] {Math.max(0, limit - used), resetAt - now};
-        default:
+          yield new long[] {Math.max(0, limit - used), resetAt - now};
+        }
+        default -> {
           long nowNanos = now * 1_000_000;
           long interval = interval(tier);
           long settled = Math.max(tat.getOrDefault(id(r, t, key), 0L), nowNanos);
           long left =
               Math.max(0, Math.min(tier[2], (nowNanos + tier[2] * interval - settled) / interval));
           long full = Math.max(now, -Math.floorDiv(-settled, 1_000_000));
-          return new long[] {left, full - now};
-      }
+          yield new long[] {left, full - now};
+        }
+      };
     }
 
     private static long ceilSeconds(long millis) {

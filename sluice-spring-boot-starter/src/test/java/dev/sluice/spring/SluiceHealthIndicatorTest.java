@@ -76,11 +76,18 @@ class SluiceHealthIndicatorTest {
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(
         rules,
-        "defaults: { onStoreFailure: local, instances: 2 }\n"
-            + "rules:\n"
-            + "  - id: a\n    match: { prefix: /a }\n    tiers: [ { limit: 3, period: 1m } ]\n"
-            + "  - id: b\n    match: { prefix: /b }\n    tiers: [ { limit: 3, period: 1m } ]\n"
-            + "    sync: 200ms\n    onStoreFailure: allow\n");
+        """
+        defaults: { onStoreFailure: local, instances: 2 }
+        rules:
+          - id: a
+            match: { prefix: /a }
+            tiers: [ { limit: 3, period: 1m } ]
+          - id: b
+            match: { prefix: /b }
+            tiers: [ { limit: 3, period: 1m } ]
+            sync: 200ms
+            onStoreFailure: allow
+        """);
     memcached(deadAddress())
         .withPropertyValues("sluice.rules=" + rules)
         .run(

@@ -198,10 +198,19 @@ final class RuleReader extends Fields {
         check(
             periodNode,
             tf + ".period",
-            () -> TierLimit.tokenBucket(limit, period.toMillis(), size));
+            () -> {
+              if ((double) size * period.toMillis() / limit > MAX_BUCKET_FILL_MILLIS) {
+                throw new IllegalArgumentException(
+                    "a token bucket must fill within 100 years: burst × period ÷ rate is too long");
+              }
+              return size;
+            });
       }
     }
   }
+
+  /** The longest a token bucket may take to fill from empty: 100 years, as the algorithm takes. */
+  private static final long MAX_BUCKET_FILL_MILLIS = 100L * 366 * 24 * 3600 * 1000;
 
   /** A concurrency rule: {@code concurrency: N} in place of tiers, and its {@code slotTtl}. */
   void concurrency(Map<String, Node> m, String f, Rule.Builder b) {
