@@ -95,12 +95,21 @@ final class ContextPath {
     return cut;
   }
 
-  /** The decoded segments of a context path. */
+  /**
+   * The segments of a context path as a container reads it: decoded, parameters cut, dot segments
+   * resolved ({@code getContextPath()} may answer as the client spelled it, {@code /%2e/app}).
+   */
   private static List<String> segments(String contextPath) {
     List<String> out = new ArrayList<>();
     for (String s : contextPath.split("/", -1)) {
-      if (!s.isEmpty()) {
-        out.add(decode(s, 0, s.length()));
+      int semi = s.indexOf(';');
+      String value = decode(s, 0, semi >= 0 ? semi : s.length());
+      if (value.equals("..")) {
+        if (!out.isEmpty()) {
+          out.remove(out.size() - 1);
+        }
+      } else if (!value.isEmpty() && !value.equals(".")) {
+        out.add(value);
       }
     }
     return out;

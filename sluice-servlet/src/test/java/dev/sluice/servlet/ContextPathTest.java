@@ -27,6 +27,10 @@ class ContextPathTest {
     "/app/x/../../app/api/v1, /app, /api/v1",
     "/app/../app/api/v1, /app, /api/v1",
     "/app/api/../../app/api/v1, /app, /api/v1",
+    // A context path answered as the client spelled it (Tomcat does).
+    "/%2e/app/api/v1/lead/.;jsessionid=AB12, /%2e/app, /api/v1/lead/.;jsessionid=AB12",
+    "/x/../app/api/v1, /x/../app, /api/v1",
+    "//app;x=1/api/v1, //app;x=1, /api/v1",
     // Deeper contexts and the root.
     "/a/%62/api, /a/b, /api",
     "/a/x/../b/api, /a/b, /api",

@@ -73,6 +73,10 @@ final class MemcachedClock implements StoreClock {
   private volatile long error = -1;
   private volatile long alignedSecond = -1;
   private volatile boolean warned;
+
+  /** Whether a tick was measured: the offset is then within milliseconds, not half a second. */
+  private volatile boolean ticked;
+
   private volatile boolean stopped;
   private volatile ScheduledFuture<?> task;
   private ScheduledExecutorService scheduler;
@@ -111,9 +115,28 @@ final class MemcachedClock implements StoreClock {
     return alignedSecond;
   }
 
-  /** Measures now on {@code scheduler}, then at every aligned tick. */
-  void start(ScheduledExecutorService scheduler) {
+  /**
+   * Reads memcached's second once, now, for a first offset within half a second (so a host minutes
+   * off decides on about the right window from its first request), then measures on {@code
+   * scheduler}: the first tick within a second, then every aligned tick. A memcached that does not
+   * answer within {@code waitMillis} leaves the offset at 0 until it does.
+   */
+  void start(ScheduledExecutorService scheduler, int waitMillis) {
     this.scheduler = scheduler;
+    try {
+      Probe first = Probe.open(server, waitMillis);
+      try {
+        long b = local.millis();
+        long now = first.time();
+        long a = local.millis();
+        offset = now * 1000 + 500 - (a + b) / 2;
+        error = 500 + (a - b + 1) / 2;
+      } finally {
+        first.close();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("memcached's clock at {} not read at start", server, e);
+    }
     schedule(0);
   }
 
@@ -180,7 +203,7 @@ final class MemcachedClock implements StoreClock {
     }
     tickLocal = (before + a) / 2;
     second = now;
-    if (error < 0) {
+    if (!ticked) {
       record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
     }
     if ((now + 1) % align == 0) {
@@ -235,7 +258,8 @@ final class MemcachedClock implements StoreClock {
 
   /** Takes a measured offset, logging the first and any past {@link #WARN_MILLIS}. */
   private void record(long measured, long err, boolean aligned) {
-    boolean first = error < 0;
+    boolean first = !ticked;
+    ticked = true;
     offset = measured;
     error = err;
     if (Math.abs(measured) > WARN_MILLIS) {

@@ -134,7 +134,7 @@ public final class MemcachedCounterStore implements CounterStore {
                 b.clockAlignSeconds)
             : null;
     if (storeClock != null) {
-      storeClock.start(b.scheduler);
+      storeClock.start(b.scheduler, (int) Math.min(500, Math.max(1, b.connectTimeout.toMillis())));
     }
     this.singleNode =
         b.servers.size() == 1
