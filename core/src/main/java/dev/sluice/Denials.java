@@ -51,7 +51,7 @@ final class Denials {
       }
     }
     if (latest == 0) {
-      refresh(call);
+      refresh(call, now);
       return;
     }
     for (int e = 0; e < call.entries(); e++) {
@@ -67,12 +67,12 @@ final class Denials {
    * unless some identity is kept. The fleet's shedder is left out: every request counts on its one
    * counter, and its in-flight figure is no client's quota.
    */
-  static void refresh(Call call) {
+  static void refresh(Call call, long now) {
     for (int e = 0; e < call.entries(); e++) {
       Call.Entry entry = call.entry(e);
       Recall r = entry.policy.recall;
       if (r != null && !entry.policy.shedding) {
-        r.refresh(call, entry);
+        r.refresh(call, entry, now);
       }
     }
   }

@@ -137,7 +137,7 @@ final class Evaluator {
         refund(call, call.updates(true), counted);
         call.withdraw(true);
       }
-      Denials.refresh(call);
+      Denials.refresh(call, now);
       Verdicts.counted(out, now, true, call.leastRemaining(), 0, shadowRejected, false);
       return;
     }

@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * dev.sluice.algorithm.Count#settled}): a later decision reckons from them as from a store's answer
  * that counted nothing. Bounded: at most {@code capacity} identities; when full, expired ones are
  * swept (at most once per {@value DenyCache#SWEEP_INTERVAL_MILLIS} ms of the limiter's clock) and a
- * new one that still does not fit is not kept, which only costs its denials a store call. The allow
- * path reads one volatile field while no identity is kept. Thread-safe.
+ * new one that still does not fit is not kept, which only costs its denials a store call. Figures
+ * past their time are dropped by the first decision that meets them. The allow path reads one
+ * volatile field while no kept identity's denial lasts. Thread-safe.
  */
 final class Recall {
 
@@ -45,8 +46,10 @@ final class Recall {
   private final ConcurrentHashMap<String, Figures> figures = new ConcurrentHashMap<>();
   private final int capacity;
 
-  /** Whether any identity is kept; written under the lock. */
-  private volatile boolean watching;
+  /**
+   * Until when (clock millis) some identity may be kept; 0 when none is. Written under the lock.
+   */
+  private volatile long watchUntil;
 
   private boolean swept;
   private long lastSweep;
@@ -57,7 +60,7 @@ final class Recall {
 
   /** The figures kept for {@code identity} at {@code now}, or null. */
   Figures get(String identity, long now) {
-    if (!watching) {
+    if (now >= watchUntil) {
       return null;
     }
     Figures f = figures.get(identity);
@@ -75,21 +78,29 @@ final class Recall {
       return;
     }
     figures.put(entry.identity, of(call, entry, until));
-    watching = true;
+    if (until > watchUntil) {
+      watchUntil = until;
+    }
   }
 
   /**
    * Replaces the figures of {@code entry}'s identity with its counters in {@code call}, if kept.
    */
-  void refresh(Call call, Call.Entry entry) {
-    if (!watching) {
+  void refresh(Call call, Call.Entry entry, long now) {
+    if (now >= watchUntil) {
       return;
     }
     Figures old = figures.get(entry.identity);
-    if (old != null) {
-      // Lost to a concurrent replacement or removal: either is as recent as this one.
-      boolean unused = figures.replace(entry.identity, old, of(call, entry, old.keepUntil));
+    if (old == null) {
+      return;
     }
+    if (old.keepUntil <= now) {
+      // Its denial has lapsed: nothing answers from these figures again.
+      figures.remove(entry.identity, old);
+      return;
+    }
+    // Lost to a concurrent replacement or removal: a denial kept anew holds figures of its own.
+    boolean unused = figures.replace(entry.identity, old, of(call, entry, old.keepUntil));
   }
 
   private static Figures of(Call call, Call.Entry entry, long keepUntil) {
@@ -112,7 +123,11 @@ final class Recall {
     swept = true;
     lastSweep = now;
     figures.values().removeIf(f -> f.keepUntil <= now);
-    watching = !figures.isEmpty();
+    long until = 0;
+    for (Figures f : figures.values()) {
+      until = Math.max(until, f.keepUntil);
+    }
+    watchUntil = until;
     return true;
   }
 

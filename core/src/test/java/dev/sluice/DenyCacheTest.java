@@ -1,11 +1,15 @@
 package dev.sluice;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CollidingIdentities;
+import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.ReferenceCounterStore;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -119,5 +123,31 @@ class DenyCacheTest {
       found += cache.get(ids[i], 0) == null ? 0 : 1;
     }
     assertTrue(found > n * 0.99, "at most a few probe runs overflow at random: " + found);
+  }
+
+  /**
+   * Figures kept for a denied identity cost nothing once the denial ends: no decision reads them
+   * while no denial lasts, and the first decision of their identity while another's lasts drops
+   * them, so an identity denied once does not cost every later allowed decision a copy.
+   */
+  @Test
+  void theFiguresOfALapsedDenialAreReadNoMoreAndDropped() {
+    FakeClock clock = new FakeClock();
+    RateLimiter l =
+        RateLimiter.fixedWindow(new ReferenceCounterStore())
+            .clock(clock)
+            .tier(1, Duration.ofSeconds(1))
+            .build();
+    Recall recall = ((SingleRateLimiter) l).policy().recall;
+    assertTrue(l.tryAcquire("k").allowed());
+    assertFalse(l.tryAcquire("k").allowed());
+    assertEquals(1, recall.size(), "kept while denied");
+    clock.advance(Duration.ofSeconds(1));
+    assertNull(recall.get("k", clock.millis()), "lapsed with its denial");
+    assertTrue(l.tryAcquire("j").allowed());
+    assertFalse(l.tryAcquire("j").allowed());
+    assertTrue(l.tryAcquire("k").allowed());
+    assertEquals(1, recall.size(), "k's lapsed figures dropped, j's kept");
+    assertNotNull(recall.get("j", clock.millis()));
   }
 }

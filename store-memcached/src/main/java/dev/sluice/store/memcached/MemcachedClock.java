@@ -11,10 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,6 +75,12 @@ final class MemcachedClock implements StoreClock {
   private volatile long error = -1;
   private volatile long alignedSecond = -1;
   private volatile boolean warned;
+  private final ReentrantLock steps = new ReentrantLock();
+  private long startedAt;
+  private boolean unmeasuredWarned;
+
+  /** Without a measured tick for this long after start, a warning says so once. */
+  static final long UNMEASURED_WARN_MILLIS = 60_000;
 
   /** Whether a tick was measured: the offset is then within milliseconds, not half a second. */
   private volatile boolean ticked;
@@ -123,6 +131,7 @@ final class MemcachedClock implements StoreClock {
    */
   void start(ScheduledExecutorService scheduler, int waitMillis) {
     this.scheduler = scheduler;
+    this.startedAt = local.millis();
     try {
       Probe first = Probe.open(server, waitMillis);
       try {
@@ -140,17 +149,28 @@ final class MemcachedClock implements StoreClock {
     schedule(0);
   }
 
+  /** Stops measuring, and closes the connection a measurement under way holds. */
   void stop() {
     stopped = true;
     ScheduledFuture<?> t = task;
     if (t != null) {
       t.cancel(false);
     }
+    steps.lock(); // a step under way ends within its connection's timeout
+    try {
+      closeProbe();
+    } finally {
+      steps.unlock();
+    }
   }
 
   private void schedule(long delayMillis) {
     if (!stopped) {
-      task = scheduler.schedule(this::step, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+      try {
+        task = scheduler.schedule(this::step, Math.max(0, delayMillis), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException e) {
+        LOG.debug("memcached's clock is not measured: the scheduler is shut down", e);
+      }
     }
   }
 
@@ -161,6 +181,15 @@ final class MemcachedClock implements StoreClock {
    * aligned one.
    */
   private void step() {
+    steps.lock();
+    try {
+      stepLocked();
+    } finally {
+      steps.unlock();
+    }
+  }
+
+  private void stepLocked() {
     if (stopped) {
       closeProbe();
       return;
@@ -184,6 +213,15 @@ final class MemcachedClock implements StoreClock {
     } catch (IOException | RuntimeException e) {
       closeProbe();
       LOG.debug("memcached's clock at {} not measured", server, e);
+      if (!ticked && !unmeasuredWarned && local.millis() - startedAt > UNMEASURED_WARN_MILLIS) {
+        unmeasuredWarned = true;
+        LOG.warn(
+            "memcached's clock at {} has not been measured for a minute ({}): limits are decided"
+                + " on this host's clock, corrected by {} ms, until it is",
+            server,
+            e.toString(),
+            offset);
+      }
       schedule(RETRY_MILLIS);
     }
   }

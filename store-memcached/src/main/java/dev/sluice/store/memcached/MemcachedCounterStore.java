@@ -130,7 +130,8 @@ public final class MemcachedCounterStore implements CounterStore {
             ? new MemcachedClock(
                 b.servers,
                 b.clock,
-                (int) Math.max(100, b.connectTimeout.toMillis()),
+                // A probe waits briefly: its steps share the store's scheduler.
+                (int) Math.max(100, Math.min(500, b.connectTimeout.toMillis())),
                 b.clockAlignSeconds)
             : null;
     if (storeClock != null) {
