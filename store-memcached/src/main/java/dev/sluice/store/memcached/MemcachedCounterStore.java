@@ -73,6 +73,13 @@ public final class MemcachedCounterStore implements CounterStore {
   private final Connection connection;
   final Keys keys;
   private final long timeoutNanos;
+
+  /** How long a decision waits until memcached has answered this store once ({@link #deadline}). */
+  private final long coldTimeoutNanos;
+
+  /** Whether memcached has answered a decision of this store. */
+  private volatile boolean answered;
+
   final InstantSource clock;
   final NodeHealth health;
   private final MemcachedValues values;
@@ -94,6 +101,7 @@ public final class MemcachedCounterStore implements CounterStore {
     this.bulkGets = b.bulkGets;
     this.health = new NodeHealth(b.breakerFailures, b.breakerDelay, this::nodeOf);
     this.timeoutNanos = b.operationTimeout.toNanos();
+    this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
     this.clock = b.clock;
     long opTimeout = Math.max(1, b.operationTimeout.toMillis());
     long maxReconnect = Math.max(1, b.maxReconnectDelay.toSeconds());
@@ -149,14 +157,31 @@ public final class MemcachedCounterStore implements CounterStore {
 
   @Override
   public long[] increment(List<CounterUpdate> updates) {
-    long deadline = System.nanoTime() + timeoutNanos;
+    long deadline = deadline();
     Batch batch = send(updates);
     try {
-      return batch.await(deadline);
+      return answered(batch.await(deadline));
     } catch (RuntimeException e) {
       batch.failed();
       throw e;
     }
+  }
+
+  /**
+   * When a decision stops waiting: the operation timeout from now, or, until memcached has answered
+   * this store once, the connect timeout (at least the operation timeout). A cold instance's first
+   * calls (a connection still settling, code not yet compiled) take longer than a warm one's;
+   * failing them over to {@code onStoreFailure} would let a deploy's first burst through uncounted.
+   */
+  private long deadline() {
+    return System.nanoTime() + (answered ? timeoutNanos : coldTimeoutNanos);
+  }
+
+  private long[] answered(long[] counts) {
+    if (!answered) {
+      answered = true;
+    }
+    return counts;
   }
 
   @Override
@@ -165,11 +190,11 @@ public final class MemcachedCounterStore implements CounterStore {
     // on the common pool, bounded by the operation timeout.
     try {
       Batch batch = send(updates);
-      long deadline = System.nanoTime() + timeoutNanos;
+      long deadline = deadline();
       return CompletableFuture.supplyAsync(
           () -> {
             try {
-              return batch.await(deadline);
+              return answered(batch.await(deadline));
             } catch (RuntimeException e) {
               batch.failed();
               throw e;
@@ -351,7 +376,11 @@ public final class MemcachedCounterStore implements CounterStore {
       return this;
     }
 
-    /** The most one decision waits for memcached; 50 ms by default. */
+    /**
+     * The most one decision waits for memcached; 50 ms by default. Until memcached has answered the
+     * store once, a decision waits up to the connect timeout instead, so a cold instance counts its
+     * first requests rather than failing them over to {@code onStoreFailure}.
+     */
     public Builder operationTimeout(Duration timeout) {
       if (timeout.isNegative() || timeout.isZero()) {
         throw new IllegalArgumentException("operationTimeout must be > 0");
