@@ -10,7 +10,10 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -32,13 +35,16 @@ import org.slf4j.LoggerFactory;
  * Memcached's clock may be up to a second or two off true time; that moves every window alike and
  * costs nothing.
  *
- * <p>At start, the first tick found gives a provisional offset (within about 5 ms of the aligned
- * one, plus memcached's drift since the last aligned tick); the aligned measurement follows within
- * a minute. With several servers, the clock is the first one's in {@code host:port} order, so every
- * instance configured with the same servers reads the same one. The work runs in short steps on the
- * store's scheduler over one connection of its own: a {@code stats} every 10 ms for about 300 ms,
- * then every 0.1 ms for at most 80 ms around the aligned tick, once a minute. A measurement that
- * fails keeps the last offset and is tried again {@link #RETRY_MILLIS} later. Thread-safe.
+ * <p>Every store of this JVM on the same first server and host clock shares one measurement, so the
+ * instances an application runs in one process decide on the very same offset. A store waits at its
+ * start for the first tick (within about a second), which gives a provisional offset (within about
+ * 5 ms of the aligned one, plus memcached's drift since the last aligned tick); the aligned
+ * measurement follows within a minute. With several servers, the clock is the first one's in {@code
+ * host:port} order, so every instance configured with the same servers reads the same one. The work
+ * runs in short steps on the store's scheduler over one connection of its own: a {@code stats}
+ * every 10 ms for about 300 ms, then every 0.1 ms for at most 80 ms around the aligned tick, once a
+ * minute. A measurement that fails keeps the last offset and is tried again {@link #RETRY_MILLIS}
+ * later. Thread-safe.
  */
 final class MemcachedClock implements StoreClock {
 
@@ -75,6 +81,7 @@ final class MemcachedClock implements StoreClock {
   private volatile long error = -1;
   private volatile long alignedSecond = -1;
   private volatile boolean warned;
+  private final CountDownLatch first = new CountDownLatch(1);
   private final ReentrantLock steps = new ReentrantLock();
   private long startedAt;
   private boolean unmeasuredWarned;
@@ -123,30 +130,72 @@ final class MemcachedClock implements StoreClock {
     return alignedSecond;
   }
 
+  /** One measurement per memcached server, host clock and alignment in this JVM, shared. */
+  private record Key(InetSocketAddress server, InstantSource local, int align) {}
+
+  private static final Map<Key, MemcachedClock> SHARED = new HashMap<>();
+
+  private int users;
+  private Key key;
+
   /**
-   * Reads memcached's second once, now, for a first offset within half a second (so a host minutes
-   * off decides on about the right window from its first request), then measures on {@code
-   * scheduler}: the first tick within a second, then every aligned tick. A memcached that does not
-   * answer within {@code waitMillis} leaves the offset at 0 until it does.
+   * The clock of {@code servers}' first server as measured against {@code local}: the one this JVM
+   * measures already (every store of an application on the same servers decides on the same
+   * offset), or a new one started on {@code scheduler}. Waits up to {@code waitMillis} for its
+   * first measurement, so that a store decides on memcached's clock from its first request; a
+   * memcached that does not answer by then leaves the offset at 0 until it does. Give it back with
+   * {@link #release}.
    */
-  void start(ScheduledExecutorService scheduler, int waitMillis) {
+  static MemcachedClock acquire(
+      List<InetSocketAddress> servers,
+      InstantSource local,
+      int timeoutMillis,
+      int alignSeconds,
+      ScheduledExecutorService scheduler,
+      long waitMillis) {
+    MemcachedClock c;
+    synchronized (SHARED) {
+      MemcachedClock probe = new MemcachedClock(servers, local, timeoutMillis, alignSeconds);
+      Key k = new Key(probe.server, local, alignSeconds);
+      c = SHARED.get(k);
+      if (c == null) {
+        c = probe;
+        c.key = k;
+        SHARED.put(k, c);
+        c.start(scheduler);
+      }
+      c.users++;
+    }
+    c.awaitFirst(waitMillis);
+    return c;
+  }
+
+  /** Gives back what {@link #acquire} gave; the last user stops the measuring. */
+  void release() {
+    synchronized (SHARED) {
+      if (--users > 0) {
+        return;
+      }
+      SHARED.remove(key, this);
+    }
+    stop();
+  }
+
+  private void start(ScheduledExecutorService scheduler) {
     this.scheduler = scheduler;
     this.startedAt = local.millis();
-    try {
-      Probe first = Probe.open(server, waitMillis);
-      try {
-        long b = local.millis();
-        long now = first.time();
-        long a = local.millis();
-        offset = now * 1000 + 500 - (a + b) / 2;
-        error = 500 + (a - b + 1) / 2;
-      } finally {
-        first.close();
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("memcached's clock at {} not read at start", server, e);
-    }
     schedule(0);
+  }
+
+  /** Waits up to {@code millis} for the first measured tick. */
+  private void awaitFirst(long millis) {
+    try {
+      if (!first.await(millis, TimeUnit.MILLISECONDS)) {
+        LOG.debug("memcached's clock at {} not measured within {} ms of start", server, millis);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Stops measuring, and closes the connection a measurement under way holds. */
@@ -296,10 +345,11 @@ final class MemcachedClock implements StoreClock {
 
   /** Takes a measured offset, logging the first and any past {@link #WARN_MILLIS}. */
   private void record(long measured, long err, boolean aligned) {
-    boolean first = !ticked;
+    boolean firstTick = !ticked;
     ticked = true;
     offset = measured;
     error = err;
+    first.countDown();
     if (Math.abs(measured) > WARN_MILLIS) {
       if (!warned) {
         warned = true;
@@ -313,7 +363,7 @@ final class MemcachedClock implements StoreClock {
       }
     } else {
       warned = false;
-      if (first) {
+      if (firstTick) {
         LOG.info(
             "memcached's clock ({}) is {} ms from this host's (±{} ms{}); limits are decided on it",
             server,

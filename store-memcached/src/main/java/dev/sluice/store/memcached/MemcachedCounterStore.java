@@ -135,16 +135,16 @@ public final class MemcachedCounterStore implements CounterStore {
             b.evictionQuiet.toMillis());
     this.storeClock =
         b.storeClock
-            ? new MemcachedClock(
+            ? MemcachedClock.acquire(
                 b.servers,
                 b.clock,
                 // A probe waits briefly: its steps share the store's scheduler.
                 (int) Math.max(100, Math.min(500, b.connectTimeout.toMillis())),
-                b.clockAlignSeconds)
+                b.clockAlignSeconds,
+                b.scheduler,
+                // The first tick comes within a second; a store decides on it from its first call.
+                Math.min(1_500, Math.max(1, b.connectTimeout.toMillis())))
             : null;
-    if (storeClock != null) {
-      storeClock.start(b.scheduler, (int) Math.min(500, Math.max(1, b.connectTimeout.toMillis())));
-    }
     this.singleNode =
         b.servers.size() == 1
             ? client().getNodeLocator().getAll().iterator().next().getSocketAddress()
@@ -223,7 +223,7 @@ public final class MemcachedCounterStore implements CounterStore {
   public void close() {
     evictions.close();
     if (storeClock != null) {
-      storeClock.stop();
+      storeClock.release();
     }
     health.closing();
     connection.close();
