@@ -1,7 +1,5 @@
 package dev.sluice;
 
-import dev.sluice.algorithm.Count;
-
 /**
  * The answers a decision gets without counting: from the deny caches, which hold each rejected
  * identity until one permit could pass, and for a request too large to ever pass. A deny cache's
@@ -129,16 +127,7 @@ final class Denials {
       }
     }
     call.withdraw(false);
-    Call.Counter binding = call.latestRetry();
-    long retry = binding.count.retryMillis();
-    Verdicts.counted(
-        out,
-        now,
-        false,
-        binding,
-        retry == Count.NEVER ? binding.limit.periodMillis() : retry,
-        false,
-        true);
+    Verdicts.refused(out, now, call, true);
     return true;
   }
 

@@ -1,6 +1,5 @@
 package dev.sluice;
 
-import dev.sluice.algorithm.Count;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.StoreTimeoutException;
@@ -144,16 +143,7 @@ final class Evaluator {
     refund(call, call.updates(false), counted);
     call.withdraw(false);
     Denials.remember(call, now);
-    Call.Counter binding = call.latestRetry();
-    long retry = binding.count.retryMillis();
-    Verdicts.counted(
-        out,
-        now,
-        false,
-        binding,
-        retry == Count.NEVER ? binding.limit.periodMillis() : retry,
-        false,
-        false);
+    Verdicts.refused(out, now, call, false);
   }
 
   /**

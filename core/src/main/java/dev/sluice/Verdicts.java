@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.algorithm.Count;
+
 /**
  * The engine's writes into an {@link Outcome}: one method per way a decision ends. Outcomes reused
  * for the same policy already hold the same references, and keep them: a reference store costs a
@@ -27,6 +29,24 @@ final class Verdicts {
     out.scope = Outcome.Scope.NONE;
     out.shed = false;
     out.priorityClass = "";
+  }
+
+  /**
+   * A refusal from the call's counters, refunds withdrawn: the counter that frees last binds, and
+   * one that never frees for this request retries after its period. {@code cached}: reckoned from
+   * what the store last said, the deny cache answering.
+   */
+  static void refused(Outcome out, long now, Call call, boolean cached) {
+    Call.Counter binding = call.latestRetry();
+    long retry = binding.count.retryMillis();
+    counted(
+        out,
+        now,
+        false,
+        binding,
+        retry == Count.NEVER ? binding.limit.periodMillis() : retry,
+        false,
+        cached);
   }
 
   /**
