@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongSupplier;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
@@ -130,7 +131,7 @@ public final class MemcachedCounterStore implements CounterStore {
             connection::client,
             b.servers,
             b.scheduler,
-            () -> System.nanoTime() / 1_000_000,
+            b.statsClock,
             b.statsInterval.toMillis(),
             b.evictionQuiet.toMillis());
     this.storeClock =
@@ -333,6 +334,7 @@ public final class MemcachedCounterStore implements CounterStore {
     private ScheduledExecutorService scheduler = Background.shared();
     private Duration statsInterval = Duration.ofMillis(EvictionWatch.DEFAULT_INTERVAL_MILLIS);
     private Duration evictionQuiet = Duration.ofMillis(EvictionWatch.QUIET_MILLIS);
+    private LongSupplier statsClock = () -> System.nanoTime() / 1_000_000;
 
     private Builder() {}
 
@@ -348,6 +350,12 @@ public final class MemcachedCounterStore implements CounterStore {
     /** How long a server must not evict before its next eviction is logged again; 10 min. */
     Builder evictionQuiet(Duration quiet) {
       this.evictionQuiet = Objects.requireNonNull(quiet, "quiet");
+      return this;
+    }
+
+    /** What times the quiet period, in monotonic milliseconds; for tests. */
+    Builder statsClock(LongSupplier millis) {
+      this.statsClock = Objects.requireNonNull(millis, "millis");
       return this;
     }
 

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,12 +37,14 @@ class MemcachedEvictionTest {
     }
   }
 
-  private static MemcachedCounterStore store(MemcachedServer server, Duration quiet) {
+  private static MemcachedCounterStore store(
+      MemcachedServer server, Duration quiet, AtomicLong clock) {
     return MemcachedCounterStore.builder()
         .servers(server.address())
         .operationTimeout(Duration.ofSeconds(2))
         .statsInterval(Duration.ofMillis(100))
         .evictionQuiet(quiet)
+        .statsClock(clock::get)
         .build();
   }
 
@@ -50,8 +53,9 @@ class MemcachedEvictionTest {
     PrintStream err = System.err;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     long window = System.currentTimeMillis() / MINUTE;
+    AtomicLong clock = new AtomicLong(); // the quiet period's time, moved by hand
     try (MemcachedServer server = MemcachedServer.start(2);
-        MemcachedCounterStore store = store(server, Duration.ofSeconds(2))) {
+        MemcachedCounterStore store = store(server, Duration.ofSeconds(2), clock)) {
       String node = server.address();
       assertEquals(Map.of(node, 0L), store.evictions(), "every node listed from the start");
       assertTrue(MemcachedServer.await(Duration.ofSeconds(5), () -> server.stat("cmd_get") >= 0));
@@ -59,7 +63,6 @@ class MemcachedEvictionTest {
       // The first flood: 160,000 counters into 2 MB, over several reads of the stats.
       for (int round = 0; round < 8; round++) {
         flood(store, round * 20_000, 20_000, window);
-        Thread.sleep(150);
       }
       assertTrue(
           MemcachedServer.await(
@@ -69,13 +72,15 @@ class MemcachedEvictionTest {
       assertTrue(first > 100_000, "evictions seen: " + first);
       assertEquals(1, lines(captured, "is evicting"), "logged once while it evicts:\n" + captured);
       // Quiet for longer than the quiet period, then evicting again: logged again, once.
-      Thread.sleep(2_500);
+      clock.addAndGet(2_500);
       assertEquals(1, lines(captured, "is evicting"));
       flood(store, 1_000_000, 40_000, window);
       assertTrue(
           MemcachedServer.await(Duration.ofSeconds(5), () -> store.evictions().get(node) > first),
           "counting again");
-      Thread.sleep(300);
+      assertTrue(
+          MemcachedServer.await(Duration.ofSeconds(5), () -> lines(captured, "is evicting") >= 2),
+          captured.toString(StandardCharsets.UTF_8));
       assertEquals(2, lines(captured, "is evicting"), captured.toString(StandardCharsets.UTF_8));
       System.out.printf(
           "memcached -m 2: %,d counters written, %,d evicted (memcached says %,d), %,d items"
@@ -101,7 +106,7 @@ class MemcachedEvictionTest {
     // enough to evict none; its stats give the bytes per item and the slab chunk it sits in.
     long window = System.currentTimeMillis() / MINUTE;
     try (MemcachedServer server = MemcachedServer.start(64);
-        MemcachedCounterStore store = store(server, Duration.ofMinutes(10))) {
+        MemcachedCounterStore store = store(server, Duration.ofMinutes(10), new AtomicLong())) {
       int n = 20_000;
       flood(store, 0, n, window);
       Map<String, String> stats = server.stats();
