@@ -81,6 +81,9 @@ final class Call implements TwoLayerBatch {
   /** Whether any added policy is counted in two layers. */
   boolean synced;
 
+  /** Whether any added policy limits locally on a store failure ({@link Policy#local}). */
+  boolean local;
+
   /** Whether the counters were handed to the store: a failed call may still have counted them. */
   boolean sent;
 
@@ -123,6 +126,7 @@ final class Call implements TwoLayerBatch {
     entryCount = 0;
     counterCount = 0;
     synced = false;
+    local = false;
     sent = false;
     maxPermits = Long.MAX_VALUE;
   }
@@ -156,6 +160,7 @@ final class Call implements TwoLayerBatch {
       e.shadowFailed = false;
     }
     synced |= policy.syncMillis > 0;
+    local |= policy.local != null;
     if (!policy.shadow) {
       maxPermits = Math.min(maxPermits, policy.maxPermits);
     }

@@ -174,9 +174,37 @@ public final class Engine {
       Slots held = heldSlots(out);
       Runnable exit = call.inFlight;
       call.inFlight = null;
-      call.slots = exit == null ? held : held.with(exit);
+      Slots slots = exit == null ? held : held.with(exit);
+      call.slots = slots.holds() ? tracked(slots) : slots;
     }
     return call.slots;
+  }
+
+  /** Slots handed out and not released yet: what {@link #close} gives back. */
+  private final java.util.Set<Slots> outstanding = ConcurrentHashMap.newKeySet();
+
+  /** {@code slots}, known to {@link #close} until released. */
+  private Slots tracked(Slots slots) {
+    Slots[] self = new Slots[1];
+    self[0] = slots.with(() -> outstanding.remove(self[0]));
+    outstanding.add(self[0]);
+    return self[0];
+  }
+
+  /** How long {@link #close} waits for the store to take each push. */
+  static final long CLOSE_TIMEOUT_MILLIS = 2_000;
+
+  /**
+   * For an instance that shuts down, before its store is closed: gives back every concurrency slot
+   * its requests still hold (a request that completes later releases nothing twice), pushes what
+   * its two-layer counters and its local decisions counted and the store has not had yet, and waits
+   * up to 2 s for each. Decisions made afterwards are still counted, as before. Never throws.
+   */
+  public void close() {
+    for (Slots s : List.copyOf(outstanding)) {
+      s.release();
+    }
+    evaluator.close(CLOSE_TIMEOUT_MILLIS);
   }
 
   /**

@@ -7,7 +7,10 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +34,7 @@ final class Evaluator {
   private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
   private final LogGate localLogs = new LogGate(WARN_INTERVAL_MILLIS);
   private final LocalCounters locals;
+  private final LastCounts lastCounts = new LastCounts(LastCounts.MAX_COUNTERS);
 
   /** When local limiting began (clock millis), or 0 while the store answers. */
   private final java.util.concurrent.atomic.AtomicLong localSince =
@@ -79,20 +83,28 @@ final class Evaluator {
       return;
     }
     call.sent = true;
+    TwoLayerBatch batch = lastCounts.withPushes(call);
     try {
       if (call.synced) {
-        twoLayer.increment(call);
+        twoLayer.increment(batch);
       } else {
-        store.increment(call);
+        store.increment(batch);
       }
     } catch (RuntimeException e) {
+      if (batch instanceof LastCounts.Pushes p) {
+        p.failed();
+      }
       if (!decideLocally(out, permits, now, e)) {
         storeFailed(call, out, e);
       }
       return;
     }
+    if (call.local) {
+      lastCounts.answered(call, now);
+    }
     if (localSince.get() != 0) {
       localEnded(now);
+      pushOwed(now);
     }
     evaluate(call, out, now, store);
   }
@@ -163,11 +175,15 @@ final class Evaluator {
     Policy[] local = new Policy[n];
     String[] identities = new String[n];
     int k = 0;
+    List<FleetCounter> fleet = new ArrayList<>(call.size());
     for (int i = 0; i < n; i++) {
       Call.Entry entry = call.entry(i);
       if (entry.policy.local != null) {
         local[k] = entry.policy.local;
         identities[k++] = entry.identity;
+        for (int j = 0; j < entry.policy.tiers.length; j++) {
+          fleet.add(new FleetCounter(call, entry.firstCounter + j));
+        }
       }
     }
     if (k == 0) {
@@ -200,17 +216,124 @@ final class Evaluator {
       return true;
     }
     try {
+      seed(call, fleet);
       locals.increment(call);
     } catch (RuntimeException full) {
       LOG.debug("local counters failed", full);
       return false;
     }
     evaluate(call, out, now, locals);
+    if (out.allowed()) {
+      owe(call, fleet, now);
+    }
     Verdicts.decidedLocally(out);
     if (!out.allowed() && unconfirmed) {
       refundSlots(call);
     }
     return true;
+  }
+
+  /** A counter of the store's call, as the local call's counter at the same index stands for it. */
+  private static final class FleetCounter {
+    final dev.sluice.spi.CounterKey key;
+    final long window;
+    final long delta;
+    final boolean running;
+    final boolean released;
+    final int instances;
+    final dev.sluice.algorithm.TierLimit limit;
+
+    FleetCounter(Call call, int i) {
+      Call.Counter c = call.counter(i);
+      this.key = c.key.copy();
+      this.window = c.window;
+      this.delta = call.delta(i);
+      this.running = call.floor(i) > 0;
+      this.released = c.limit.heldUntilReleased();
+      this.instances = c.entry.policy.instances;
+      this.limit = c.limit;
+    }
+  }
+
+  /** Starts each local counter from the store's last answer for its fleet counter, at its share. */
+  private void seed(Call call, List<FleetCounter> fleet) {
+    for (int i = 0; i < call.size(); i++) {
+      FleetCounter f = fleet.get(i);
+      if (f.released) {
+        continue;
+      }
+      LastCounts.Seed s = lastCounts.seed(f.key, call.window(i), f.running, f.instances);
+      if (s != null) {
+        locals.seed(call.key(i), s, f.running);
+      }
+    }
+  }
+
+  /** Owes the store what an allowed local decision counted, but a refunded shadow policy's. */
+  private void owe(Call call, List<FleetCounter> fleet, long now) {
+    for (int i = 0; i < call.size(); i++) {
+      FleetCounter f = fleet.get(i);
+      Call.Counter c = call.counter(i);
+      if (!f.released && !c.entry.shadowFailed) {
+        lastCounts.owe(
+            f.key, f.window, f.limit, f.instances, f.delta, f.running ? c.current : 0, now);
+      }
+    }
+  }
+
+  /**
+   * Pushes what was admitted locally for counters no decision carried yet, in one asynchronous
+   * call, now that the store answers: a client that does not come back to this instance must not
+   * leave its local admissions out of the store's count. A failed push is owed again.
+   */
+  private void pushOwed(long now) {
+    LastCounts.Debts debts = lastCounts.owed(now);
+    if (debts == null) {
+      return;
+    }
+    try {
+      java.util.concurrent.CompletableFuture<long[]> unused =
+          store
+              .incrementAsync(debts.updates())
+              .whenComplete(
+                  (v, e) -> {
+                    if (e != null) {
+                      debts.failed();
+                      LOG.debug("push of local admissions failed", e);
+                    }
+                  });
+    } catch (RuntimeException e) {
+      debts.failed();
+      LOG.debug("push of local admissions failed", e);
+    }
+  }
+
+  /**
+   * Pushes what the two-layer counters and the local decisions counted and the store has not had,
+   * waiting up to {@code timeoutMillis} for each push: for an instance that shuts down. A push that
+   * fails is owed again (and lost with the instance).
+   */
+  void close(long timeoutMillis) {
+    try {
+      twoLayer.flush(timeoutMillis);
+      LastCounts.Debts debts = lastCounts.owed(clock.millis());
+      if (debts == null) {
+        return;
+      }
+      try {
+        store.incrementAsync(debts.updates()).get(timeoutMillis, TimeUnit.MILLISECONDS);
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        debts.failed();
+        LOG.debug("push of local admissions at close failed", e);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** What the store last said and what is owed to it, for tests. */
+  LastCounts lastCounts() {
+    return lastCounts;
   }
 
   /** Logs the start of local limiting: once per change, at most every 10 s. */
@@ -231,7 +354,7 @@ final class Evaluator {
       localLogged = false;
       LOG.info(
           "counter store answers again after {} ms: rules with onStoreFailure: local count in it"
-              + " again (what was counted locally is not pushed)",
+              + " again (what was admitted locally is added to it with the next decisions)",
           now - since);
     }
   }

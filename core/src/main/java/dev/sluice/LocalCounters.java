@@ -13,10 +13,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The counters a policy with {@link OnStoreFailure#LOCAL} is counted in while the shared store
  * fails: this instance's memory, exact, with the store's contract (windows with their previous
- * window, running counters raised to their floor, counts never below 0). Nothing counted here is
- * ever pushed to the shared store. A counter not written for two of its periods is forgotten, swept
- * at most once a second; at most {@link #MAX_COUNTERS} are kept, and beyond them a new counter
- * fails as the store did. Thread-safe.
+ * window, running counters raised to their floor, counts never below 0). A counter starts from the
+ * store's last answer ({@link #seed}); what is admitted here is pushed to the store when it answers
+ * again ({@link LastCounts}). A counter not written for two of its periods is forgotten, swept at
+ * most once a second; at most {@link #MAX_COUNTERS} are kept, and beyond them a new counter fails
+ * as the store did. Thread-safe.
  */
 final class LocalCounters implements CounterStore {
 
@@ -43,6 +44,11 @@ final class LocalCounters implements CounterStore {
     long previous;
     long touchedMillis;
     boolean gone;
+
+    /** The store answer this counter was last seeded from ({@link LastCounts.Seed}). */
+    Object seedSource;
+
+    long seedGeneration;
 
     Cell(long periodMillis) {
       this.periodMillis = periodMillis;
@@ -103,6 +109,36 @@ final class LocalCounters implements CounterStore {
       add(key(u), u.window(), u.delta(), u.floor(), now, out, 2 * i);
     }
     return out;
+  }
+
+  /**
+   * Starts counter {@code key} from {@code seed} (the store's last count, at this instance's share)
+   * unless it started from that same answer already: what was counted here since stands until the
+   * store answers again.
+   *
+   * @throws IllegalStateException when the counters are full
+   */
+  void seed(CounterKey key, LastCounts.Seed seed, boolean running) {
+    long now = clock.millis();
+    while (true) {
+      Cell c = cell(key, true);
+      synchronized (c) {
+        if (c.gone) {
+          continue;
+        }
+        if (c.seedSource != seed.source() || c.seedGeneration != seed.generation()) {
+          c.seedSource = seed.source();
+          c.seedGeneration = seed.generation();
+          c.current = seed.current();
+          if (!running) {
+            c.window = seed.window();
+            c.previous = seed.previous();
+          }
+          c.touchedMillis = now;
+        }
+        return;
+      }
+    }
   }
 
   /** Counts one update; its count at {@code out[at]}, the previous window's at {@code at + 1}. */

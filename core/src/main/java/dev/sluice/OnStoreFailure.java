@@ -8,7 +8,9 @@ public enum OnStoreFailure {
   REJECT,
   /**
    * Limits in this instance's memory, with the same algorithm, at its share of each limit: {@code
-   * limit ÷ instances}, rounded up. What is counted so is never pushed to the store.
+   * limit ÷ instances}, rounded up, starting from the store's last count at that share. What is
+   * admitted so is added to the store's count when it answers again, with the next decision's
+   * increment.
    */
   LOCAL
 }

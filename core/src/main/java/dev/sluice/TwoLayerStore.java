@@ -277,7 +277,45 @@ final class TwoLayerStore {
    * push) in one batch, and reads the fleet's totals back. Returns when the batch is sent.
    */
   void syncDue() {
+    var unused = push(false);
+  }
+
+  /**
+   * Pushes every counter's unsynced count at once, whatever its interval, and waits up to {@code
+   * timeoutMillis} for the store's answer: for an instance that shuts down, so the fleet's counts
+   * hold what it admitted. A counter whose push is in flight already is left to it.
+   *
+   * @return whether the store took the push in time (true when nothing was left to push)
+   */
+  boolean flush(long timeoutMillis) {
+    try {
+      push(true).get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+      return true;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      LOG.debug("two-layer flush failed", e);
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /**
+   * {@link #syncDue}, or with {@code all} every counter with something unsynced; the push's end.
+   */
+  private java.util.concurrent.CompletableFuture<?> push(boolean all) {
     long now = clock.millis();
+    if (all) {
+      for (TwoLayerCounter c : counters.values()) {
+        synchronized (c) {
+          c.lastSync = Long.MIN_VALUE;
+          if (!c.queued && (c.unsynced != 0 || c.oldUnsynced > 0)) {
+            c.queued = true;
+            due.add(c);
+          }
+        }
+      }
+    }
     List<TwoLayerCounter> later = new ArrayList<>();
     List<CounterUpdate> updates = new ArrayList<>();
     List<Push> pushes = new ArrayList<>();
@@ -335,7 +373,7 @@ final class TwoLayerStore {
       }
     }
     if (updates.isEmpty()) {
-      return;
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
     syncCalls.incrementAndGet();
     java.util.concurrent.CompletableFuture<long[]> f;
@@ -344,8 +382,7 @@ final class TwoLayerStore {
     } catch (RuntimeException e) {
       f = java.util.concurrent.CompletableFuture.failedFuture(e);
     }
-    java.util.concurrent.CompletableFuture<?> unused =
-        f.whenComplete((counts, error) -> completed(pushes, counts, error));
+    return f.whenComplete((counts, error) -> completed(pushes, counts, error));
   }
 
   private void completed(List<Push> pushes, long[] counts, Throwable error) {

@@ -264,9 +264,15 @@ public final class RequestLimiter {
     return knobs;
   }
 
-  /** Stops reading the knobs, if this limiter reads them. */
+  /**
+   * Stops reading the knobs, if this limiter reads them, and hands the store what this instance
+   * holds: every concurrency slot its requests still hold is given back, and what its two-layer
+   * counters and its local decisions ({@code onStoreFailure: local}) counted is pushed, waiting up
+   * to 2 s for each ({@link Engine#close}). Call it before closing the store.
+   */
   public void close() {
     watcher.ifPresent(KnobWatcher::close);
+    engine.close();
   }
 
   /** The kill switch: false stops all limiting (and counting) until set back to true. */

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * its share of each limit, {@code ceil(limit ÷ instances)} (a token bucket's burst and rate alike),
  * and exactly that when asked more; so a fleet of {@code instances} admits at most {@code instances
  * × ceil(limit ÷ instances)} per window. When the store answers again decisions are its own, and
- * nothing counted locally reaches it.
+ * what was admitted locally is added to its count with the next increment.
  */
 class LocalOnStoreFailureTest {
 
@@ -123,7 +123,7 @@ class LocalOnStoreFailureTest {
   }
 
   @Test
-  void theStoreBackDecidesAgainAndWhatWasCountedLocallyIsNotPushed() {
+  void theStoreBackDecidesAgainWithWhatWasAdmittedLocallyAddedToItsCount() {
     FakeClock clock = new FakeClock();
     ReferenceCounterStore store = new ReferenceCounterStore();
     RequestLimiter l = limiter(store, clock, rule(Algorithm.FIXED_WINDOW, 6, 3));
@@ -134,13 +134,15 @@ class LocalOnStoreFailureTest {
     assertFalse(l.decide(request("k"), out), "the share of 6 over 3 instances is 2");
     assertEquals(StoreStatus.LOCAL, out.storeStatus());
     store.failWith(null);
-    for (int i = 0; i < 6; i++) {
-      assertTrue(l.decide(request("k"), out), "the store's count starts from its own: " + i);
+    int before = store.incrementCalls();
+    for (int i = 0; i < 4; i++) {
+      assertTrue(l.decide(request("k"), out), "the store's count holds the 2 local ones: " + i);
       assertEquals(StoreStatus.OK, out.storeStatus());
     }
-    assertFalse(l.decide(request("k"), out), "the whole limit, from the store");
+    assertFalse(l.decide(request("k"), out), "the whole limit, local admissions included");
     long window = clock.millis() / PERIOD.toMillis();
-    assertEquals(6, store.count("r", id("k"), PERIOD.toMillis(), window), "no local count pushed");
+    assertEquals(6, store.count("r", id("k"), PERIOD.toMillis(), window), "2 pushed, 4 counted");
+    assertEquals(5, store.incrementCalls() - before, "the push rode on a decision's increment");
   }
 
   @Test

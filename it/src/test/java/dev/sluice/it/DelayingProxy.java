@@ -11,11 +11,14 @@ import java.util.List;
 
 /**
  * A TCP proxy on loopback that holds every chunk of bytes, both ways, for a settable delay before
- * passing it on: a slow store, for fault tests. Close it when done.
+ * passing it on: a slow store, for fault tests. It can also cut every connection and refuse new
+ * ones ({@link #cut}) until {@link #restore}d on the same port: a partition from a store that keeps
+ * running. Close it when done.
  */
 final class DelayingProxy implements AutoCloseable {
 
-  private final ServerSocket server;
+  private volatile ServerSocket server;
+  private final int port;
   private final int targetPort;
   private final List<Socket> sockets = new ArrayList<>();
   private volatile long delayMillis;
@@ -25,13 +28,45 @@ final class DelayingProxy implements AutoCloseable {
     this.targetPort = targetPort;
     this.delayMillis = delayMillis;
     this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.port = server.getLocalPort();
+    startAccepting();
+  }
+
+  private void startAccepting() {
     Thread accept = new Thread(this::accept, "proxy-accept");
     accept.setDaemon(true);
     accept.start();
   }
 
   int port() {
-    return server.getLocalPort();
+    return port;
+  }
+
+  /** Closes every connection and the listening socket: connects are refused until restored. */
+  synchronized void cut() throws IOException {
+    server.close();
+    closeSockets();
+  }
+
+  /** Listens on the same port again after a {@link #cut}; nothing to do if not cut. */
+  synchronized void restore() throws IOException {
+    if (!server.isClosed()) {
+      return;
+    }
+    ServerSocket s = new ServerSocket();
+    s.setReuseAddress(true);
+    s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+    server = s;
+    startAccepting();
+  }
+
+  private void closeSockets() throws IOException {
+    synchronized (sockets) {
+      for (Socket s : sockets) {
+        s.close();
+      }
+      sockets.clear();
+    }
   }
 
   void delay(long millis) {
@@ -39,9 +74,10 @@ final class DelayingProxy implements AutoCloseable {
   }
 
   private void accept() {
+    ServerSocket listening = server;
     while (open) {
       try {
-        Socket client = server.accept();
+        Socket client = listening.accept();
         Socket target = new Socket(InetAddress.getLoopbackAddress(), targetPort);
         client.setTcpNoDelay(true);
         target.setTcpNoDelay(true);
@@ -86,10 +122,6 @@ final class DelayingProxy implements AutoCloseable {
   public void close() throws IOException {
     open = false;
     server.close();
-    synchronized (sockets) {
-      for (Socket s : sockets) {
-        s.close();
-      }
-    }
+    closeSockets();
   }
 }

@@ -132,7 +132,7 @@ class LateWritesTest {
   private static long shared() {
     long window = System.currentTimeMillis() / YEAR.toMillis();
     List<String> lines =
-        memcached.command("get late-push:api:k:" + YEAR.toMillis() + ":" + window, "END");
+        memcached.command("get late-push:api:k:" + YEAR.toMillis() + ":w1." + window, "END");
     return lines.size() < 2 || !lines.get(0).startsWith("VALUE")
         ? 0
         : Long.parseLong(lines.get(1).trim());

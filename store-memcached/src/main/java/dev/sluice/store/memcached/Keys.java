@@ -7,18 +7,30 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:{window}}, and {@code
- * {prefix}:{rule}:{identity}:{period}:tat} for a running counter (one value whatever the window). A
- * rule or identity is written as it is only when every character is in a small safe set (no ':', no
- * spaces, no control characters, ASCII only) and the key stays within 250 bytes; otherwise it is
- * replaced by {@code #} and the URL-safe Base64 of its SHA-256, so two different values share a key
- * only if SHA-256 collides. A raw value never starts with '#', so raw and digested values never
- * meet.
+ * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:w1.{window}}, and {@code
+ * {prefix}:{rule}:{identity}:{period}:tat1} for a running counter (one value whatever the window).
+ * {@code w1} and {@code tat1} name the encoding of the value ({@link #WINDOW_FORMAT}, {@link
+ * #RUNNING_FORMAT}): a release that changes how a value is encoded bumps its version, so during a
+ * rolling deploy instances of two releases count in separate keys and never read the other's values
+ * as their own (each budget starts from zero once, at the deploy). A rule or identity is written as
+ * it is only when every character is in a small safe set (no ':', no spaces, no control characters,
+ * ASCII only) and the key stays within 250 bytes; otherwise it is replaced by {@code #} and the
+ * URL-safe Base64 of its SHA-256, so two different values share a key only if SHA-256 collides. A
+ * raw value never starts with '#', so raw and digested values never meet.
  */
 final class Keys {
 
   static final int MAX_KEY_BYTES = 250;
   private static final int MAX_RAW = 64;
+
+  /** The encoding of a window's count: a plain count of permits, an 8-byte decimal counter. */
+  static final String WINDOW_FORMAT = "w1";
+
+  /**
+   * The encoding of a running counter: a token bucket's theoretical arrival time, nanoseconds since
+   * 2020-01-01.
+   */
+  static final String RUNNING_FORMAT = "tat1";
 
   private final String prefix;
 
@@ -31,12 +43,15 @@ final class Keys {
 
   /** The key of the update's counter: its window's, or its running value's. */
   String key(CounterUpdate u) {
-    String name = name(u);
-    return u.running() ? name + "tat" : name + u.window();
+    return u.running() ? counter(u) + RUNNING_FORMAT : name(u) + u.window();
   }
 
-  /** The key without its window: {@code {prefix}:{rule}:{identity}:{period}:}. */
+  /** A window counter's key without its window: {@code {prefix}:{rule}:{identity}:{period}:w1.}. */
   String name(CounterUpdate u) {
+    return counter(u) + WINDOW_FORMAT + '.';
+  }
+
+  private String counter(CounterUpdate u) {
     return prefix + ':' + part(u.rule()) + ':' + part(u.identity()) + ':' + u.periodMillis() + ':';
   }
 

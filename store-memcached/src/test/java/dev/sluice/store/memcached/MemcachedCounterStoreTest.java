@@ -202,7 +202,7 @@ class MemcachedCounterStoreTest {
       assertTrue(keys.add(key), "two identities share " + key);
     }
     assertTrue(
-        keys.contains("t" + PREFIX.get() + ":rule:ok-id_1.2@x/y+z=,~:1000:1"),
+        keys.contains("t" + PREFIX.get() + ":rule:ok-id_1.2@x/y+z=,~:1000:w1.1"),
         "safe ids stay readable");
     long items = server.stat("curr_items");
     for (String id : hostile) {
