@@ -247,6 +247,35 @@ final class PathPattern {
     String get(int i) {
       return path.substring(start[i], end[i]);
     }
+
+    /** Segment {@code i}'s {@link String#hashCode()}, computed in place. */
+    int hash(int i) {
+      int h = 0;
+      for (int k = start[i]; k < end[i]; k++) {
+        h = 31 * h + path.charAt(k);
+      }
+      return h;
+    }
+  }
+
+  /** Whether this is a prefix, whose segments are all literal. */
+  boolean isPrefix() {
+    return prefix;
+  }
+
+  /** How many segments the pattern has. */
+  int size() {
+    return kinds.length;
+  }
+
+  /** Segment {@code i}'s literal; null when it is {@code *}, {@code **} or a capture. */
+  String literal(int i) {
+    return kinds[i] == LITERAL ? values[i] : null;
+  }
+
+  /** Whether segment {@code i} is {@code **}. */
+  boolean isAny(int i) {
+    return kinds[i] == ANY;
   }
 
   /** The captures when the path's segments match, else null. */
