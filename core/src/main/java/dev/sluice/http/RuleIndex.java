@@ -18,7 +18,8 @@ import java.util.Set;
  * literal segments, not with the number of rules.
  *
  * <p>The candidates are a superset of the matching rules, exact on method, and exact on path for
- * patterns without {@code **} and for prefixes; the caller matches each candidate's pattern. HEAD
+ * patterns without {@code **} and for prefixes; the caller matches each candidate's pattern. A set
+ * of at most {@link #LINEAR_MAX} rules is not walked: every rule of the method is a candidate. HEAD
  * is looked up under GET as well, as {@link Rule#covers} says. Immutable once built; lookups are
  * thread-safe.
  */
@@ -26,13 +27,40 @@ final class RuleIndex {
 
   private static final int[] NONE = new int[0];
 
+  /**
+   * Up to this many rules, a request's candidates are every rule of its method, listed ahead: its
+   * path is matched against each, which costs less than walking the trees.
+   */
+  static final int LINEAR_MAX = 8;
+
   /** Rules for every method. */
   private final Node all = new Node();
 
   private final Map<String, Node> byMethod = new HashMap<>();
 
+  /**
+   * With at most {@link #LINEAR_MAX} rules: the rules of each method named by a rule (HEAD always),
+   * in order; else null.
+   */
+  private final Map<String, int[]> linear;
+
+  /** With at most {@link #LINEAR_MAX} rules: the rules for every method; else null. */
+  private final int[] linearAll;
+
   /** Indexes {@code rules}; a candidate is named by its position in the list. */
   RuleIndex(List<Rule> rules) {
+    if (rules.size() <= LINEAR_MAX) {
+      linear = new HashMap<>();
+      Set<String> methods = new java.util.HashSet<>(Set.of("HEAD"));
+      rules.forEach(r -> methods.addAll(r.methods()));
+      for (String m : methods) {
+        linear.put(m, covering(rules, m));
+      }
+      linearAll = covering(rules, null);
+      return;
+    }
+    linear = null;
+    linearAll = null;
     for (int i = 0; i < rules.size(); i++) {
       Set<String> methods = rules.get(i).methods();
       PathPattern p = rules.get(i).pattern();
@@ -44,6 +72,17 @@ final class RuleIndex {
         }
       }
     }
+  }
+
+  /** The positions of the rules covering {@code method}; of the rules for every method if null. */
+  private static int[] covering(List<Rule> rules, String method) {
+    return java.util.stream.IntStream.range(0, rules.size())
+        .filter(
+            i ->
+                method == null
+                    ? rules.get(i).methods().isEmpty()
+                    : Rule.covers(rules.get(i).methods(), method))
+        .toArray();
   }
 
   private static void add(Node root, PathPattern p, int rule) {
@@ -76,6 +115,13 @@ final class RuleIndex {
    */
   void candidates(
       String method, PathPattern.Segments path, PathPattern.Segments resolved, Candidates out) {
+    if (linear != null) {
+      int[] listed = linear.get(method);
+      out.view = listed == null ? linearAll : listed;
+      out.size = out.view.length;
+      return;
+    }
+    out.view = out.found;
     out.size = 0;
     Node m = byMethod.isEmpty() ? null : byMethod.get(method);
     Node get = method.equals("HEAD") ? byMethod.get("GET") : null;
@@ -194,7 +240,12 @@ final class RuleIndex {
 
   /** Rule positions found for one request; one per thread, reused. */
   static final class Candidates {
+    /** The positions found by a walk. */
     private int[] found = new int[16];
+
+    /** What {@link #get} reads: {@link #found}, or a list of the index's own, never written. */
+    private int[] view = found;
+
     private int size;
 
     void add(int[] rules) {
@@ -203,6 +254,7 @@ final class RuleIndex {
       }
       if (size + rules.length > found.length) {
         found = Arrays.copyOf(found, Math.max(2 * found.length, size + rules.length));
+        view = found;
       }
       System.arraycopy(rules, 0, found, size, rules.length);
       size += rules.length;
@@ -227,7 +279,7 @@ final class RuleIndex {
     }
 
     int get(int i) {
-      return found[i];
+      return view[i];
     }
   }
 }

@@ -105,6 +105,16 @@ class RuleIndexTest {
   @Property(tries = 300)
   void theIndexFindsWhatTheLinearMatcherMatches(
       @ForAll @IntRange(min = 1, max = 5_000) int size, @ForAll long seed) {
+    check(size, seed);
+  }
+
+  /** Both sides of {@link RuleIndex#LINEAR_MAX}, where the index lists rules by method only. */
+  @Property(tries = 200)
+  void aFewRulesAreFoundAsMany(@ForAll @IntRange(min = 1, max = 24) int size, @ForAll long seed) {
+    check(size, seed);
+  }
+
+  private static void check(int size, long seed) {
     List<Rule> rules = rules(size, seed);
     List<PathPattern> patterns = rules.stream().map(Rule::pattern).toList();
     RuleIndex index = new RuleIndex(rules);
@@ -127,7 +137,7 @@ class RuleIndexTest {
             Rule.covers(rules.get(c).methods(), method),
             () -> method + " " + raw + ": candidate of another method " + rules.get(c));
         assertTrue(
-            matches || rules.get(c).path().contains("**"),
+            matches || rules.get(c).path().contains("**") || size <= RuleIndex.LINEAR_MAX,
             () -> method + " " + raw + ": candidate that cannot match " + rules.get(c));
         if (matches) {
           matched.add(c);
@@ -187,7 +197,11 @@ class RuleIndexTest {
             Rule.builder("all").pathPrefix("/").tier(1, Duration.ofSeconds(1)).build(),
             Rule.builder("root").path("/").tier(1, Duration.ofSeconds(1)).build(),
             Rule.builder("deep").path("/api/**/x").tier(1, Duration.ofSeconds(1)).build());
-    RuleIndex index = new RuleIndex(rules);
+    List<Rule> many = new ArrayList<>(rules);
+    for (int i = 0; i < RuleIndex.LINEAR_MAX; i++) {
+      many.add(Rule.builder("f" + i).path("/f" + i).tier(1, Duration.ofSeconds(1)).build());
+    }
+    RuleIndex index = new RuleIndex(many);
     RuleIndex.Candidates found = new RuleIndex.Candidates();
     PathPattern.Segments path = new PathPattern.Segments();
     path.of("/api/7");
