@@ -9,23 +9,25 @@
 #   docs/bench/cost.sh                        # every group, 3 rounds of 10 s
 #   ROUNDS=2 DURATION=8s docs/bench/cost.sh demo grizzly
 #   SKIP_BUILD=1 docs/bench/cost.sh ...       # use the jars already in example/ and jmh/target
+#   ONLY='off|in memory$' docs/bench/cost.sh demo   # only the rows whose name matches
 #
 # Groups and rows:
-#   demo               the demo (Jersey on Grizzly), each row its own JVM: Sluice off (no rules); in
-#                      memory; in memory with 1,000 rules (the three counters' two rules and 998
-#                      that do not match the path); on memcached; two-layer (sync: 200ms) on
-#                      memcached.
+#   demo               the demo (Jersey on Grizzly), each row its own JVM and port: Sluice off (no
+#                      rules); in memory; in memory with 1,000 rules (the three counters' two rules
+#                      and 998 that do not match the path); on memcached; two-layer (sync: 200ms)
+#                      on memcached.
 #   grizzly            a bare Jersey server, one JVM, one port per mode: off, Sluice in memory, the
 #                      Bucket4j filter (peer: a bucket per key, the same headers), the header-only
 #                      floor (Sluice's headers with fixed values, nothing counted), off again.
-#   grizzly-memcached  the same server in a second JVM: off, the raw-incr floor (the same three
-#                      incrs and previous-window get through spymemcached in one round trip,
-#                      deciding nothing), Sluice on memcached, off again.
+#   grizzly-memcached  the same server in a second JVM: off, the raw-incr floor (three asyncIncrs,
+#                      the counters' keys, through spymemcached in one round trip, deciding
+#                      nothing), Sluice on memcached, off again.
 #   tomcat             a plain servlet on Tomcat: off, SluiceFilter in memory, the header-only
 #                      floor, off again.
 #
-# Rounds alternate their order (forwards, then backwards) so a drift in the machine's speed favours
-# no row. A row's cost over off is taken within each round, against the same JVM's (or, for the
+# Every server is started and warmed up (WARMUP of load on each port) before the first round, and
+# each run is preceded by 2 s of load on its port. Rounds alternate their order (forwards, then
+# backwards) so a drift in the machine's speed favours no row. A row's cost over off is taken within each round, against the same JVM's (or, for the
 # demo, the same round's) Sluice-off rows, then the median over the rounds; each round's figure in
 # brackets. "Off again" is the same server as "off": its difference is the run's resolution.
 # Run it alone on the machine (flock /tmp/sluice-build.lock docs/bench/cost.sh where builds share
@@ -34,7 +36,7 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
-WARMUP=${WARMUP:-5s}
+WARMUP=${WARMUP:-15s}
 CONNECTIONS=${CONNECTIONS:-8}
 THREADS=${THREADS:-1}
 PORT=${PORT:-18080}
@@ -105,10 +107,10 @@ rows() {
     case $g in
       demo)
         echo "demo: Sluice off (rules: [])|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $ROOT/docs/bench/off.yaml"
-        echo "demo: in memory|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $RULES"
-        echo "demo: in memory, 1,000 rules|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $RULES_1000"
-        echo "demo: memcached|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $RULES --memcached $MC"
-        echo "demo: two-layer (sync: 200ms) on memcached|demo|$PORT|java -jar $DEMO_JAR --port $PORT --rules $RULES_TWO_LAYER --memcached $MC"
+        echo "demo: in memory|demo|$((PORT + 1))|java -jar $DEMO_JAR --port $((PORT + 1)) --rules $RULES"
+        echo "demo: in memory, 1,000 rules|demo|$((PORT + 2))|java -jar $DEMO_JAR --port $((PORT + 2)) --rules $RULES_1000"
+        echo "demo: memcached|demo|$((PORT + 3))|java -jar $DEMO_JAR --port $((PORT + 3)) --rules $RULES --memcached $MC"
+        echo "demo: two-layer (sync: 200ms) on memcached|demo|$((PORT + 4))|java -jar $DEMO_JAR --port $((PORT + 4)) --rules $RULES_TWO_LAYER --memcached $MC"
         ;;
       grizzly)
         echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
@@ -188,39 +190,36 @@ run() {
     "${bad:-0}"
 }
 
-measure() { # group port command-or-shared
-  local group=$1 port=$2 cmd=$3 pid out
-  if [ "$cmd" = shared ]; then
-    load "$port" 2s >/dev/null
-    run "$port" "${SERVER_PID[$group]}"
-    return
-  fi
-  $cmd >"$WORK/server.log" 2>&1 &
-  pid=$!
-  PIDS+=("$pid")
-  await_port "$port"
-  load "$port" "$WARMUP" >/dev/null
-  out=$(run "$port" "$pid")
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  echo "$out"
+measure() { # row's server pid, port
+  load "$2" 2s >/dev/null
+  run "$2" "$1"
 }
 
-mapfile -t ROWS < <(rows)
+mapfile -t ROWS < <(rows | awk -F'|' -v re="${ONLY:-}" '$1 ~ re')
+declare -A ROW_PID
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r name group port cmd <<<"$row"
+  if [ "$cmd" != shared ]; then
+    $cmd >"$WORK/$port.log" 2>&1 &
+    ROW_PID[$port]=$!
+    PIDS+=($!)
+  fi
+done
 for g in $GROUPS_WANTED; do
   cmd=$(shared_server "$g")
   [ -z "$cmd" ] && continue
-  echo "starting the $g servers (one JVM) and warming each up for $WARMUP…" >&2
   $cmd >"$WORK/$g.log" 2>&1 &
   SERVER_PID[$g]=$!
   PIDS+=($!)
-  for row in "${ROWS[@]}"; do
-    IFS='|' read -r name group port cmd <<<"$row"
-    if [ "$group" = "$g" ]; then
-      await_port "$port"
-      load "$port" "$WARMUP" >/dev/null
-    fi
-  done
+done
+echo "warming each server up for $WARMUP…" >&2
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r name group port cmd <<<"$row"
+  if [ "$cmd" = shared ]; then
+    ROW_PID[$port]=${SERVER_PID[$group]}
+  fi
+  await_port "$port"
+  load "$port" "$WARMUP" >/dev/null
 done
 
 RESULTS="$WORK/results"
@@ -233,7 +232,7 @@ for r in $(seq "$ROUNDS"); do
   for i in "${order[@]}"; do
     IFS='|' read -r name group port cmd <<<"${ROWS[$i]}"
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
-    m=$(measure "$group" "$port" "$cmd")
+    m=$(measure "${ROW_PID[$port]}" "$port")
     echo "  $m (server µs/request, memcached µs/request, requests/s, p99 ms, non-2xx)" >&2
     echo "$i|$group|$name|$m|$r" >>"$RESULTS"
   done
