@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a request's time goes, per mode, on the bare Jersey server of docs/bench/wrk.sh: one JVM
+# Where a request's time goes, per mode, on the bare Jersey server of docs/bench/cost.sh: one JVM
 # serving off, Sluice in memory, the Bucket4j peer and the filter floor on four ports; each port is
 # loaded with wrk while JFR samples the JVM every 2 ms, and the samples are counted per 1,000
 # requests served (dev.sluice.bench.ProfileShare). Cost per request, unlike throughput, does not

@@ -27,11 +27,6 @@ final class ActiveRule {
     this.keySources = rule.keySources().toArray(new KeySource[0]);
   }
 
-  /** Whether the rule covers this (upper-case) method. */
-  boolean matchesMethod(String method) {
-    return Rule.covers(rule.methods(), method);
-  }
-
   /** The identity the first key source that yields a value names, or null. */
   String identity(
       RequestInfo request,

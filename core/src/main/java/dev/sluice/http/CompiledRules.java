@@ -9,6 +9,7 @@ record CompiledRules(
     RuleSet rules,
     boolean enabled,
     ActiveRule[] active,
+    RuleIndex index,
     List<Rule> bound,
     Map<String, ActiveRule> boundActive,
     ClientAddress clients,

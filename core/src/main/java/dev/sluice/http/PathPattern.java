@@ -37,7 +37,6 @@ final class PathPattern {
   private final String[] values;
 
   private final boolean prefix;
-  private final boolean captures;
 
   private PathPattern(String source, String[] segments, boolean prefix) {
     this.source = source;
@@ -45,7 +44,6 @@ final class PathPattern {
     this.prefix = prefix;
     this.kinds = new byte[segments.length];
     this.values = new String[segments.length];
-    boolean anyCapture = false;
     for (int i = 0; i < segments.length; i++) {
       String seg = segments[i];
       if (!prefix && seg.equals("**")) {
@@ -55,13 +53,11 @@ final class PathPattern {
       } else if (!prefix && seg.startsWith("{")) {
         kinds[i] = CAPTURE;
         values[i] = seg.substring(1, seg.length() - 1);
-        anyCapture = true;
       } else {
         kinds[i] = LITERAL;
         values[i] = seg;
       }
     }
-    this.captures = anyCapture;
   }
 
   /**
@@ -247,6 +243,35 @@ final class PathPattern {
     String get(int i) {
       return path.substring(start[i], end[i]);
     }
+
+    /** Segment {@code i}'s {@link String#hashCode()}, computed in place. */
+    int hash(int i) {
+      int h = 0;
+      for (int k = start[i]; k < end[i]; k++) {
+        h = 31 * h + path.charAt(k);
+      }
+      return h;
+    }
+  }
+
+  /** Whether this is a prefix, whose segments are all literal. */
+  boolean isPrefix() {
+    return prefix;
+  }
+
+  /** How many segments the pattern has. */
+  int size() {
+    return kinds.length;
+  }
+
+  /** Segment {@code i}'s literal; null when it is {@code *}, {@code **} or a capture. */
+  String literal(int i) {
+    return kinds[i] == LITERAL ? values[i] : null;
+  }
+
+  /** Whether segment {@code i} is {@code **}. */
+  boolean isAny(int i) {
+    return kinds[i] == ANY;
   }
 
   /** The captures when the path's segments match, else null. */
@@ -263,7 +288,9 @@ final class PathPattern {
       }
       return NO_CAPTURES;
     }
-    Map<String, String> out = captures ? new HashMap<>(4) : NO_CAPTURES;
+    // Made at the first capture, so a pattern that fails before one allocates nothing; a pattern
+    // with captures that matches has put every one of them.
+    Map<String, String> out = null;
     // Glob matching with backtracking to the last '**' only: each '**' restarts at most once per
     // path segment, so the work is O(path × pattern), never exponential.
     int p = 0;
@@ -276,6 +303,9 @@ final class PathPattern {
         starP = p;
       } else if (s < kinds.length && (kinds[s] != LITERAL || path.is(p, values[s]))) {
         if (kinds[s] == CAPTURE) {
+          if (out == null) {
+            out = new HashMap<>(4);
+          }
           out.put(values[s], path.get(p));
         }
         s++;
@@ -290,7 +320,10 @@ final class PathPattern {
     while (s < kinds.length && kinds[s] == ANY) {
       s++;
     }
-    return s == kinds.length ? out : null;
+    if (s < kinds.length) {
+      return null;
+    }
+    return out == null ? NO_CAPTURES : out;
   }
 
   /**

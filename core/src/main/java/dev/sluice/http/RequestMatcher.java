@@ -8,14 +8,19 @@ import java.util.Map;
 
 /**
  * Finds the rules that apply to a request and hands them to the {@link Engine}: method and path
- * against each enabled rule (both readings of a path with dot segments), the identity each rule's
- * key gives, the quota tier, and the load-shedding class. Stateless beyond its settings.
+ * against the rules the {@link RuleIndex} finds for them (both readings of a path with dot
+ * segments), the identity each rule's key gives, the quota tier, and the load-shedding class.
+ * Stateless beyond its settings.
  */
 final class RequestMatcher {
 
-  /** Each request thread's path segments, reused: matching allocates nothing. */
-  private static final ThreadLocal<PathPattern.Segments> SEGMENTS =
-      ThreadLocal.withInitial(PathPattern.Segments::new);
+  /** Each request thread's path segments and candidates, reused: matching allocates nothing. */
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  private static final class Scratch {
+    final PathPattern.Segments path = new PathPattern.Segments();
+    final RuleIndex.Candidates found = new RuleIndex.Candidates();
+  }
 
   private final Engine engine;
   private final QuotaResolver quotas;
@@ -28,8 +33,9 @@ final class RequestMatcher {
   }
 
   /**
-   * Decides by the candidates; matches method and path unless {@code bound} carries the path
-   * parameters of an adapter's bound rules.
+   * Decides by the candidates; matches method and path, looking the candidates up in the index of
+   * {@code c} (whose active rules they are), unless {@code bound} carries the path parameters of an
+   * adapter's bound rules.
    */
   boolean decide(
       RequestInfo request,
@@ -41,20 +47,25 @@ final class RequestMatcher {
     try {
       PathPattern.Segments path = null;
       PathPattern.Segments resolved = null;
+      String method = null;
+      RuleIndex.Candidates found = null;
+      int n = candidates.length;
       if (bound == null) {
-        path = SEGMENTS.get();
+        Scratch scratch = SCRATCH.get();
+        path = scratch.path;
         path.of(request.path());
         resolved = request.dotSegmentsAreData() ? null : path.resolved();
+        method = upper(request.method());
+        found = scratch.found;
+        c.index().candidates(method, path, resolved, found);
+        n = found.size();
       }
-      String method = bound == null ? upper(request.method()) : null;
-      for (ActiveRule a : candidates) {
+      for (int i = 0; i < n; i++) {
+        ActiveRule a = found == null ? candidates[i] : candidates[found.get(i)];
         current = a;
         Map<String, String> captures = bound;
         Map<String, String> other = null;
         if (bound == null) {
-          if (!a.matchesMethod(method)) {
-            continue;
-          }
           captures = a.pattern.match(path);
           other = resolved == null ? null : a.pattern.match(resolved);
           if (captures == null) {

@@ -75,10 +75,12 @@ final class RuleCompiler {
         shed != null
             || active.stream().anyMatch(ActiveRule::holdsSlots)
             || boundActive.values().stream().anyMatch(ActiveRule::holdsSlots);
+    ActiveRule[] activeRules = active.toArray(new ActiveRule[0]);
     return new CompiledRules(
         rules,
         rules.enabled() && k.enabled(),
-        active.toArray(new ActiveRule[0]),
+        activeRules,
+        new RuleIndex(active.stream().map(a -> a.rule).toList()),
         List.copyOf(bound),
         Map.copyOf(boundActive),
         new ClientAddress(rules.trusted, rules.forwardedHeader(), rules.ipv6Prefix()),

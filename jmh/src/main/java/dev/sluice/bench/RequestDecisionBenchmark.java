@@ -8,6 +8,8 @@ import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -25,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The decision call the filters make, {@link RequestLimiter#decide(RequestInfo, Outcome)}, on the
  * in-memory store: path matching, key resolution and the engine, without a web framework. Run with
  * {@code -prof gc} to see what it allocates. {@code key}: the identity comes from a header, or from
- * the client address.
+ * the client address. {@code rules}: how many rules are in force; one matches the request, the
+ * others ({@link #otherRules}) do not, though many share its first segments.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -38,29 +41,51 @@ public class RequestDecisionBenchmark {
   @Param({"header:X-Api-Key", "ip"})
   public String key;
 
+  @Param({"1", "3", "10", "1000", "10000"})
+  public int rules;
+
   private RequestLimiter limiter;
   private final Outcome outcome = new Outcome();
   private final RequestInfo request = new BenchRequest("/api/v1/report");
 
   @Setup
   public void setUp() {
-    limiter =
-        RequestLimiter.builder(InMemoryCounterStore.create())
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("report")
-                            .methods("GET")
-                            .path("/api/v1/report")
-                            .key(key)
-                            .algorithm(Algorithm.SLIDING_WINDOW)
-                            .tier(1_000_000_000, Duration.ofSeconds(1))
-                            .build())
-                    .build())
-            .build();
+    RuleSet.Builder set =
+        RuleSet.builder()
+            .rule(
+                Rule.builder("report")
+                    .methods("GET")
+                    .path("/api/v1/report")
+                    .key(key)
+                    .algorithm(Algorithm.SLIDING_WINDOW)
+                    .tier(1_000_000_000, Duration.ofSeconds(1))
+                    .build());
+    otherRules(rules - 1, key).forEach(set::rule);
+    limiter = RequestLimiter.builder(InMemoryCounterStore.create()).rules(set.build()).build();
     if (!limiter.decide(request, outcome) || !outcome.applied()) {
       throw new IllegalStateException("the rule should apply and allow");
     }
+  }
+
+  /**
+   * {@code n} rules that {@code GET /api/v1/report} does not match: a quarter each of {@code GET
+   * /api/v1/r{i}/{id}}, prefix {@code /svc{i}}, {@code POST /api/v2/r{i}/**} and {@code /t{i}/},
+   * any segment, {@code /items} for every method.
+   */
+  static List<Rule> otherRules(int n, String key) {
+    List<Rule> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Rule.Builder b =
+          Rule.builder("other-" + i).key(key).tier(1_000_000_000, Duration.ofSeconds(1));
+      switch (i % 4) {
+        case 0 -> b.methods("GET").path("/api/v1/r" + i + "/{id}");
+        case 1 -> b.pathPrefix("/svc" + i);
+        case 2 -> b.methods("POST").path("/api/v2/r" + i + "/**");
+        default -> b.path("/t" + i + "/*/items");
+      }
+      out.add(b.build());
+    }
+    return out;
   }
 
   @Benchmark

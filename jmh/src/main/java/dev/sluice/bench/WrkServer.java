@@ -42,8 +42,8 @@ import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
 import org.glassfish.jersey.server.ResourceConfig;
 
 /**
- * The server {@code docs/bench/wrk.sh} loads with {@code wrk}: {@code GET /api/v1/report} answering
- * a small JSON body, with or without a limiter in front, on Grizzly (Jersey) or Tomcat (a servlet).
+ * The server {@code docs/bench/cost.sh} loads with wrk: {@code GET /api/v1/report} answering a
+ * small JSON body, with or without a limiter in front, on Grizzly (Jersey) or Tomcat (a servlet).
  * Every limiter counts the same three counters per request: two tiers per API key and one per
  * address.
  *
