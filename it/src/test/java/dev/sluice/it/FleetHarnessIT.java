@@ -146,6 +146,19 @@ class FleetHarnessIT {
               shape.holdMillis(),
               shape.faultKinds(),
               shape.faults() * SCALE);
+      String only = System.getProperty("sluice.fleet.faults");
+      if (only != null && !scaled.faultKinds().isEmpty()) {
+        // -Dsluice.fleet.faults=RESTART_MEMCACHED,FLAP: only these kinds of fault.
+        scaled =
+            new Shape(
+                scaled.millis(),
+                scaled.clients(),
+                scaled.lanes(),
+                scaled.pinned(),
+                scaled.holdMillis(),
+                Arrays.stream(only.split(",")).map(String::trim).map(Kind::valueOf).toList(),
+                scaled.faults());
+      }
       FleetSchedule schedule = FleetSchedule.generate(seed, INSTANCES, name, scaled);
       System.out.println("fleet harness, " + name + ": " + describe() + "\n" + schedule);
       FleetRun run = new FleetRun(fleet, memcached, proxy).run(schedule, method, path);
@@ -192,7 +205,9 @@ class FleetHarnessIT {
       throws java.io.IOException {
     Path dir = Path.of("target", "fleet-harness");
     Files.createDirectories(dir);
-    Path log = dir.resolve(name.replaceAll("[^a-z0-9]+", "-") + "-" + seed + ".log");
+    Path log =
+        dir.resolve(
+            name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-") + "-" + seed + ".log");
     List<String> lines = new ArrayList<>();
     lines.add(describe());
     lines.add(schedule.toString());

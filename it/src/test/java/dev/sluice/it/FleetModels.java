@@ -16,10 +16,11 @@ import java.util.Set;
  * allows is a violation: <em>over-admitted</em> (admitted where the model refuses) or <em>wrongly
  * refused</em> (refused where it admits).
  *
- * <p>Faults are what the product says they are: a memcached restart or eviction may reset a
- * counter; while memcached is unreachable (and a breaker delay after), a request may be decided
- * without the store ({@code onStoreFailure: allow}: a 200 without rate-limit headers), and may
- * still be counted late; a request to an instance being killed may get no answer.
+ * <p>Faults are what the product says they are: a memcached restart or eviction may reset a counter
+ * (while an instance's deny cache, which remembers the client over its limit, may go on refusing it
+ * until it would have passed); while memcached is unreachable (and a breaker delay after), a
+ * request may be decided without the store ({@code onStoreFailure: allow}: a 200 without rate-limit
+ * headers), and may still be counted late; a request to an instance being killed may get no answer.
  */
 final class FleetModels {
 
@@ -40,6 +41,9 @@ final class FleetModels {
     int unanswered;
     int overAdmitted;
     int wronglyRefused;
+
+    /** The fleet clock's difference from the host's that the check settled on, if it searched. */
+    Long fleetDelta;
 
     void add(Verdict v) {
       violations.addAll(v.violations);
@@ -69,7 +73,8 @@ final class FleetModels {
           + wronglyRefused
           + " wrongly refused, "
           + violations.size()
-          + " violations";
+          + " violations"
+          + (fleetDelta == null ? "" : " (on a fleet clock " + fleetDelta + " ms from the host's)");
     }
   }
 
@@ -124,21 +129,42 @@ final class FleetModels {
     List<S> step(S s, long lo, long hi, boolean admitted);
   }
 
-  /** Checks every client's requests of {@code run} against {@code model}. */
+  /**
+   * Checks every client's requests of {@code run} against {@code model}, on memcached's clock as
+   * the harness measured it and, failing that, on the one fleet clock (the host's plus a constant,
+   * searched from −1.5 s to +0.5 s in 10 ms steps) that explains the most outcomes: the fleet
+   * decides on the offsets its instances measured, which may differ from the harness's by a
+   * constant (the guarantee is one clock for the fleet, not memcached's exact tick).
+   */
   static <S> Verdict check(FleetRun run, Model<S> model) {
+    Verdict best = check(run, model, null);
+    for (long d = -1_500; d <= 500 && !best.violations.isEmpty(); d += 10) {
+      Verdict v = check(run, model, d);
+      if (v.violations.size() < best.violations.size()) {
+        best = v;
+      }
+    }
+    return best;
+  }
+
+  private static <S> Verdict check(FleetRun run, Model<S> model, Long fleetDelta) {
     Faults faults = new Faults(List.copyOf(run.faults));
     Map<String, List<FleetRun.Sent>> byClient = new HashMap<>();
     for (FleetRun.Sent s : List.copyOf(run.sent)) {
       byClient.computeIfAbsent(s.client(), k -> new ArrayList<>()).add(s);
     }
     Verdict verdict = new Verdict();
+    verdict.fleetDelta = fleetDelta;
     for (List<FleetRun.Sent> requests : byClient.values()) {
       requests.sort(Comparator.comparingLong(FleetRun.Sent::sentMillis));
       Set<S> states = new LinkedHashSet<>(List.of(model.fresh()));
       long previous = Long.MIN_VALUE;
       for (FleetRun.Sent r : requests) {
         verdict.requests++;
-        List<Long> deltas = run.deltas(r.sentMillis());
+        List<Long> deltas = new ArrayList<>(run.deltas(r.sentMillis()));
+        if (fleetDelta != null) {
+          deltas.add(fleetDelta);
+        }
         long lo = r.sentMillis() - EPSILON_MILLIS;
         long hi = r.answeredMillis() + EPSILON_MILLIS;
         if (faults.resetBetween(previous, hi)) {
@@ -223,18 +249,22 @@ final class FleetModels {
 
   // ---- fixed window --------------------------------------------------------------------------
 
-  record Fixed(long window, long count) {}
+  /**
+   * A fixed window's count; {@code denying}: counters were lost in this window, and an instance
+   * whose deny cache saw the client over its limit may still refuse it until the window ends.
+   */
+  record Fixed(long window, long count, boolean denying) {}
 
   /** A fixed window: {@code limit} per window of {@code period} ms; a refusal is refunded. */
   record FixedModel(long limit, long period) implements Model<Fixed>, Forcing<Fixed> {
     @Override
     public Fixed fresh() {
-      return new Fixed(Long.MIN_VALUE, 0);
+      return new Fixed(Long.MIN_VALUE, 0, false);
     }
 
     @Override
     public List<Fixed> reset(Fixed s) {
-      return List.of(new Fixed(s.window(), 0));
+      return List.of(new Fixed(s.window(), 0, true));
     }
 
     @Override
@@ -244,10 +274,12 @@ final class FleetModels {
         if (w < s.window()) {
           continue; // this client's earlier request was decided in a later window
         }
-        long count = w == s.window() ? s.count() : 0;
-        boolean pass = count + 1 <= limit;
+        Fixed in = w == s.window() ? s : new Fixed(w, 0, false);
+        boolean pass = in.count() + 1 <= limit;
         if (pass == admitted) {
-          out.add(new Fixed(w, admitted ? count + 1 : count));
+          out.add(new Fixed(w, admitted ? in.count() + 1 : in.count(), in.denying()));
+        } else if (!admitted && in.denying()) {
+          out.add(in);
         }
       }
       return out;
@@ -256,14 +288,19 @@ final class FleetModels {
     @Override
     public List<Fixed> force(Fixed s, long lo, long hi, boolean admitted) {
       long w = Math.max(s.window(), Math.floorDiv(hi, period));
-      long count = w == s.window() ? s.count() : 0;
-      return List.of(new Fixed(w, admitted ? count + 1 : count));
+      Fixed in = w == s.window() ? s : new Fixed(w, 0, false);
+      return List.of(new Fixed(w, admitted ? in.count() + 1 : in.count(), in.denying()));
     }
   }
 
   // ---- sliding window ------------------------------------------------------------------------
 
-  record Sliding(long window, long current, long previous) {}
+  /**
+   * A sliding window's two counts; {@code denyThrough}: counters were lost, and an instance's deny
+   * cache may still refuse the client until that window ends (a sliding window's retry instant can
+   * fall in the next window).
+   */
+  record Sliding(long window, long current, long previous, long denyThrough) {}
 
   /**
    * The sliding window (Cloudflare's counter): admitted iff {@code previous × (1 − f) + current + 1
@@ -272,22 +309,23 @@ final class FleetModels {
   record SlidingModel(long limit, long period) implements Model<Sliding>, Forcing<Sliding> {
     @Override
     public Sliding fresh() {
-      return new Sliding(Long.MIN_VALUE, 0, 0);
+      return new Sliding(Long.MIN_VALUE, 0, 0, Long.MIN_VALUE);
     }
 
     @Override
     public List<Sliding> reset(Sliding s) {
+      long deny = s.window() == Long.MIN_VALUE ? Long.MIN_VALUE : s.window() + 1;
       return List.of(
-          new Sliding(s.window(), 0, s.previous()),
-          new Sliding(s.window(), s.current(), 0),
-          new Sliding(s.window(), 0, 0));
+          new Sliding(s.window(), 0, s.previous(), deny),
+          new Sliding(s.window(), s.current(), 0, deny),
+          new Sliding(s.window(), 0, 0, deny));
     }
 
     private Sliding at(Sliding s, long w) {
       if (w == s.window()) {
         return s;
       }
-      return new Sliding(w, 0, w == s.window() + 1 ? s.current() : 0);
+      return new Sliding(w, 0, w == s.window() + 1 ? s.current() : 0, s.denyThrough());
     }
 
     private boolean pass(Sliding s, long t) {
@@ -306,9 +344,10 @@ final class FleetModels {
         long from = Math.max(lo, w * period);
         long to = Math.min(hi, (w + 1) * period - 1);
         // The estimate falls as the window goes on: the earliest instant is the strictest.
-        boolean possible = admitted ? pass(in, to) : !pass(in, from);
+        boolean possible = admitted ? pass(in, to) : !pass(in, from) || w <= in.denyThrough();
         if (possible) {
-          out.add(admitted ? new Sliding(w, in.current() + 1, in.previous()) : in);
+          out.add(
+              admitted ? new Sliding(w, in.current() + 1, in.previous(), in.denyThrough()) : in);
         }
       }
       return out;
@@ -317,7 +356,10 @@ final class FleetModels {
     @Override
     public List<Sliding> force(Sliding s, long lo, long hi, boolean admitted) {
       Sliding in = at(s, Math.max(s.window(), Math.floorDiv(hi, period)));
-      return List.of(admitted ? new Sliding(in.window(), in.current() + 1, in.previous()) : in);
+      return List.of(
+          admitted
+              ? new Sliding(in.window(), in.current() + 1, in.previous(), in.denyThrough())
+              : in);
     }
   }
 
@@ -440,16 +482,29 @@ final class FleetModels {
 
   /**
    * The most any client had admitted in one fixed window of {@code period}, across the fleet,
-   * counting only requests surely decided in it; a window over {@code bound} is a violation.
+   * counting only requests surely decided in it; a window over {@code bound} is a violation. The
+   * fleet clock is found as {@link #check(FleetRun, Model)} finds it.
    */
   static Verdict checkWindowBound(FleetRun run, long period, long bound) {
+    Verdict best = checkWindowBound(run, period, bound, null);
+    for (long d = -1_500; d <= 500 && !best.violations.isEmpty(); d += 10) {
+      Verdict v = checkWindowBound(run, period, bound, d);
+      if (v.violations.size() < best.violations.size()) {
+        best = v;
+      }
+    }
+    return best;
+  }
+
+  private static Verdict checkWindowBound(FleetRun run, long period, long bound, Long fleetDelta) {
     Map<String, Map<Long, Integer>> admitted = new HashMap<>();
     Verdict verdict = new Verdict();
+    verdict.fleetDelta = fleetDelta;
     for (FleetRun.Sent r : List.copyOf(run.sent)) {
       verdict.requests++;
       if (r.answer().status() == 200) {
         verdict.admitted++;
-        List<Long> deltas = run.deltas(r.sentMillis());
+        List<Long> deltas = fleetDelta == null ? run.deltas(r.sentMillis()) : List.of(fleetDelta);
         long min = deltas.stream().mapToLong(Long::longValue).min().orElseThrow();
         long max = deltas.stream().mapToLong(Long::longValue).max().orElseThrow();
         long w = Math.floorDiv(r.sentMillis() + min - EPSILON_MILLIS, period);
