@@ -132,9 +132,10 @@ final class FleetModels {
   /**
    * Checks every client's requests of {@code run} against {@code model}, on memcached's clock as
    * the harness measured it and, failing that, on the one fleet clock (the host's plus a constant,
-   * searched from −1.5 s to +0.5 s in 10 ms steps) that explains the most outcomes: the fleet
-   * decides on the offsets its instances measured, which may differ from the harness's by a
-   * constant (the guarantee is one clock for the fleet, not memcached's exact tick).
+   * searched from −1.5 s to +0.5 s in 10 ms steps, in place of the measured one) that explains the
+   * most outcomes: the fleet decides on the offsets its instances measured, which may differ from
+   * the harness's by a constant (the guarantee is one clock for the fleet, not memcached's exact
+   * tick).
    */
   static <S> Verdict check(FleetRun run, Model<S> model) {
     Verdict best = check(run, model, null);
@@ -161,10 +162,7 @@ final class FleetModels {
       long previous = Long.MIN_VALUE;
       for (FleetRun.Sent r : requests) {
         verdict.requests++;
-        List<Long> deltas = new ArrayList<>(run.deltas(r.sentMillis()));
-        if (fleetDelta != null) {
-          deltas.add(fleetDelta);
-        }
+        List<Long> deltas = fleetDelta == null ? run.deltas(r.sentMillis()) : List.of(fleetDelta);
         long lo = r.sentMillis() - EPSILON_MILLIS;
         long hi = r.answeredMillis() + EPSILON_MILLIS;
         if (faults.resetBetween(previous, hi)) {
