@@ -3,25 +3,21 @@ package dev.sluice.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.IOException;
 import java.net.ServerSocket;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+@Memcached
 class KnobsCommandTest {
 
   private static MemcachedServer memcached;
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    memcached.close();
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   private static Run knobs(String... args) {

@@ -121,7 +121,7 @@ class RequestLimiterTest {
   @Test
   void aLimiterReadsTheFleetsKnobsFromItsStore() {
     // The watcher RequestLimiter.Builder.knobs starts, refreshed by hand instead of by a timer
-    // (it/KnobsFleetTest runs the timed one across two instances).
+    // (it/KnobsFleetIT runs the timed one across two instances).
     RequestLimiter l = limiter(CUSTOMER);
     try (dev.sluice.control.KnobWatcher watcher =
         dev.sluice.control.KnobWatcher.manual(store.sharedValues().orElseThrow())) {

@@ -10,7 +10,7 @@ import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.yaml.YamlRules;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;

@@ -7,7 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.StoreStatus;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

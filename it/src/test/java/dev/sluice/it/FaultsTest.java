@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.yaml.YamlRules;
 import java.net.http.HttpResponse;
 import java.time.Duration;

@@ -9,7 +9,7 @@ import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.yaml.YamlRules;
 import java.time.Duration;
 import java.util.ArrayList;

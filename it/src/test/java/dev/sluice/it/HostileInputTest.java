@@ -10,7 +10,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.yaml.YamlRules;
 import java.lang.management.ManagementFactory;
 import java.net.http.HttpResponse;
@@ -22,25 +23,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Hostile identities, floods, spoofed addresses and path spellings. */
+@Memcached
 class HostileInputTest {
 
   private static MemcachedServer memcached;
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (memcached != null) {
-      memcached.close();
-    }
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   @Test

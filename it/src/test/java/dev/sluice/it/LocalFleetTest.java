@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.example.Demo;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;

@@ -8,14 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.yaml.RulesException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The demo API with Sluice on a real memcached, over HTTP on loopback. */
+@Memcached
 class MemcachedEndToEndTest {
 
   private static MemcachedServer memcached;
@@ -60,15 +61,8 @@ class MemcachedEndToEndTest {
       """;
 
   @BeforeAll
-  static void startMemcached() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stopMemcached() {
-    if (memcached != null) {
-      memcached.close();
-    }
+  static void startMemcached(MemcachedServer started) {
+    memcached = started;
   }
 
   @BeforeEach

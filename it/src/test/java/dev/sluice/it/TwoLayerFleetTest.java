@@ -6,7 +6,7 @@ import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sync;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

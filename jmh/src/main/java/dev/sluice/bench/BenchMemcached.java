@@ -1,7 +1,7 @@
 package dev.sluice.bench;
 
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 
 /**

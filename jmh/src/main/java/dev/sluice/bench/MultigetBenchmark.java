@@ -3,7 +3,7 @@ package dev.sluice.bench;
 import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -2,7 +2,7 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

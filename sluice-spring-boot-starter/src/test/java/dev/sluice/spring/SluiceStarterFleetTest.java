@@ -3,7 +3,8 @@ package dev.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.http.RequestLimiter;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,6 +26,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Two instances of one Spring Boot application sharing a real memcached through {@code
  * sluice.store=memcached}, their rules in a file that both watch.
  */
+@Memcached
 class SluiceStarterFleetTest {
 
   @TempDir static Path dir;
@@ -34,8 +36,8 @@ class SluiceStarterFleetTest {
   final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
-  static void start() throws Exception {
-    memcached = MemcachedServer.start();
+  static void start(MemcachedServer started) throws Exception {
+    memcached = started;
     rules = dir.resolve("rules.yaml");
     Files.writeString(rules, rulesWithLimit(3));
     for (int i = 0; i < 2; i++) {
@@ -55,7 +57,6 @@ class SluiceStarterFleetTest {
   @AfterAll
   static void stop() {
     apps.forEach(ConfigurableApplicationContext::close);
-    memcached.close();
   }
 
   static String rulesWithLimit(int limit) {

@@ -3,12 +3,13 @@ package dev.sluice.store.memcached;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.StoreClock;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -17,18 +18,14 @@ import org.junit.jupiter.api.Test;
  * half: each instance's host clock plus its measured offset is one time, to within the
  * measurements' stated errors, whatever its skew.
  */
+@Memcached
 class MemcachedClockTest {
 
   private static MemcachedServer server;
 
   @BeforeAll
-  static void start() {
-    server = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    server.close();
+  static void start(MemcachedServer started) {
+    server = started;
   }
 
   /** The system clock, {@code skewMillis} off. */

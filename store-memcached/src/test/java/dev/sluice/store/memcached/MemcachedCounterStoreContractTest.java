@@ -2,27 +2,22 @@ package dev.sluice.store.memcached;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Core's store contract against a real memcached. */
+@Memcached
 class MemcachedCounterStoreContractTest extends CounterStoreContract {
 
   private static MemcachedServer server;
   private static final AtomicInteger STORES = new AtomicInteger();
 
   @BeforeAll
-  static void startMemcached() {
-    server = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stopMemcached() {
-    if (server != null) {
-      server.close();
-    }
+  static void startMemcached(MemcachedServer started) {
+    server = started;
   }
 
   @Override

@@ -12,17 +12,19 @@ import dev.sluice.RateLimiter;
 import dev.sluice.StoreStatus;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+@Memcached
 class MemcachedCounterStoreTest {
 
   private static MemcachedServer server;
@@ -31,15 +33,8 @@ class MemcachedCounterStoreTest {
   private MemcachedCounterStore store;
 
   @BeforeAll
-  static void startMemcached() {
-    server = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stopMemcached() {
-    if (server != null) {
-      server.close();
-    }
+  static void startMemcached(MemcachedServer started) {
+    server = started;
   }
 
   @AfterEach

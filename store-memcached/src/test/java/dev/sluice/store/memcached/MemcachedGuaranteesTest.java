@@ -13,6 +13,8 @@ import dev.sluice.http.RuleSet;
 import dev.sluice.http.TestRequest;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +23,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * it, a drained bucket stays drained, and concurrency slots given back after their window ended
  * free their place at once.
  */
+@Memcached
 class MemcachedGuaranteesTest {
 
   private static MemcachedServer server;
@@ -42,15 +44,8 @@ class MemcachedGuaranteesTest {
   private final ExecutorService pool = Executors.newFixedThreadPool(30);
 
   @BeforeAll
-  static void startMemcached() {
-    server = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stopMemcached() {
-    if (server != null) {
-      server.close();
-    }
+  static void startMemcached(MemcachedServer started) {
+    server = started;
   }
 
   @AfterEach

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.testkit.MemcachedServer;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answers 500. The worker shedder runs with a short delay and ramp (2 s, 10 s) so the incident fits
  * a test; docs/RELIABILITY.md shows the seed's 28 s and 120 s on a simulated clock.
  */
-class LoadSheddingTest {
+class LoadSheddingIT {
 
   @TempDir Path dir;
 

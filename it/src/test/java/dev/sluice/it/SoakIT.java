@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.example.Demo;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.File;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * threads and file descriptors stay flat, and every response is a 200 or a 429. Runs only with
  * {@code -Psoak}.
  */
-class SoakTest {
+class SoakIT {
 
   static {
     // The JDK client keeps idle connections 20 minutes by default, Grizzly closes them after 30 s:

@@ -12,11 +12,11 @@ import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.http.TestRequest;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,18 +25,14 @@ import org.junit.jupiter.api.Test;
  * past the operation timeout: a slot counted late is given back, and a two-layer push that timed
  * out is never sent again.
  */
-class LateWritesTest {
+@Memcached
+class LateWritesIT {
 
   private static MemcachedServer memcached;
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    memcached.close();
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   private static MemcachedCounterStore store(int port, String prefix) {

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Locale;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * together, one {@code skew} ahead; the overshoot is measured in true (reference-clock) windows of
  * one period.
  */
-class ClockSkewTest {
+@Memcached
+class ClockSkewIT {
 
   private static final long LIMIT = 20;
   private static final long PERIOD = 1_000;
@@ -28,15 +29,8 @@ class ClockSkewTest {
   private static int prefix;
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (memcached != null) {
-      memcached.close();
-    }
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   /** The most requests allowed in any true window of one period, over 10 s at 10× the limit. */

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.example.Demo;
 import dev.sluice.example.DemoResources;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -23,7 +24,6 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * more than its capacity in flight, and the slots of an instance killed with SIGKILL come back
  * within the stated bound.
  */
-class ConcurrencyFleetTest {
+@Memcached
+class ConcurrencyFleetIT {
 
   private static MemcachedServer memcached;
   // One client per test (no pooled connection outlives its server), HTTP/1.1 (no h2c upgrade).
@@ -43,15 +44,8 @@ class ConcurrencyFleetTest {
   @TempDir Path dir;
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    if (memcached != null) {
-      memcached.close();
-    }
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   private static Demo demo(Path rules) {

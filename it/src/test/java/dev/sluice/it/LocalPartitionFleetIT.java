@@ -2,7 +2,7 @@ package dev.sluice.it;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code 3 × 10} plus what an instance could not know: the admissions after its last answer, and
  * the others' pushes not yet made (about one request per instance each), 36 in all.
  */
-class LocalPartitionFleetTest {
+class LocalPartitionFleetIT {
 
   private static final int INSTANCES = 3;
   private static final int LIMIT = 30;

@@ -11,7 +11,8 @@ import dev.sluice.control.Throttles;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,22 +21,20 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Throttles and a governor's lease shared by two instances through one real memcached. */
-class ThrottleFleetTest {
+@Memcached
+class ThrottleFleetIT {
 
   private static MemcachedServer memcached;
   private static final List<MemcachedCounterStore> stores = new ArrayList<>();
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
+  static void start(MemcachedServer started) {
+    memcached = started;
   }
 
   @AfterAll
   static void stop() {
     stores.forEach(MemcachedCounterStore::close);
-    if (memcached != null) {
-      memcached.close();
-    }
   }
 
   private static MemcachedCounterStore store(String prefix) {

@@ -3,7 +3,8 @@ package dev.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * three times (60 and 57 when each host's clock was its own), and a token bucket on two hosts 30 s
  * apart refuses nothing sent at half its rate (50 of 100 before).
  */
-class FleetClockSkewTest {
+@Memcached
+class FleetClockSkewIT {
 
   private static final String RULES =
       """
@@ -58,11 +60,11 @@ class FleetClockSkewTest {
   private static final List<DemoProcess> FLEET = new ArrayList<>();
 
   @BeforeAll
-  static void start() throws Exception {
+  static void start(MemcachedServer started) throws Exception {
     assumeTrue(
         Files.isExecutable(Path.of("/usr/bin/faketime")),
         "libfaketime is not installed (apt-get install faketime)");
-    memcached = MemcachedServer.start();
+    memcached = started;
     dir = Files.createTempDirectory("sluice-skew");
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, RULES);
@@ -120,9 +122,6 @@ class FleetClockSkewTest {
       d.close();
     }
     FLEET.clear();
-    if (memcached != null) {
-      memcached.close();
-    }
   }
 
   /**

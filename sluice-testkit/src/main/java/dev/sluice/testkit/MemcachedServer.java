@@ -1,13 +1,11 @@
-package dev.sluice.store.memcached;
+package dev.sluice.testkit;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -16,14 +14,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 
 /**
  * A real memcached for tests, on a free loopback port: the local {@code memcached} binary when it
  * is on the PATH, else Testcontainers' memcached image when a Docker engine is reachable. It can be
  * killed, stalled (SIGSTOP), resumed (SIGCONT) and restarted, and reads the server's own {@code
- * stats}. Close it when done.
+ * stats}. Close it when done, or let {@link Memcached @Memcached} start one per test class.
  */
 public final class MemcachedServer implements AutoCloseable {
 
@@ -40,35 +37,28 @@ public final class MemcachedServer implements AutoCloseable {
 
   /** Starts a server with {@code megabytes} of item memory. */
   public static MemcachedServer start(int megabytes) {
+    return start(megabytes, List.of());
+  }
+
+  /**
+   * Starts a server with {@code megabytes} of item memory and {@code extraArgs} after the usual
+   * ones (e.g. {@code -M} to refuse writes rather than evict, or {@code -o slab_reassign}).
+   */
+  public static MemcachedServer start(int megabytes, List<String> extraArgs) {
     String binary = findBinary();
     MemcachedServer server = new MemcachedServer();
     if (binary != null) {
-      server.backend = new LocalProcess(binary, freePort(), megabytes);
+      server.backend = new LocalProcess(binary, Servers.freePort(), megabytes, extraArgs);
       return server;
     }
     if (DOCKER.get()) {
-      server.backend = new Container(megabytes);
+      server.backend = new Container(megabytes, extraArgs);
       return server;
     }
     if (MISSING_REPORTED.compareAndSet(false, true)) {
       throw new Missing();
     }
-    throw skipped("memcached is not installed (see the first failure)");
-  }
-
-  /**
-   * JUnit's "skipped" exception when JUnit is on the class path; the JMH jar, which also starts
-   * servers through this class, does not carry it.
-   */
-  private static RuntimeException skipped(String message) {
-    try {
-      return Class.forName("org.opentest4j.TestAbortedException")
-          .asSubclass(RuntimeException.class)
-          .getConstructor(String.class)
-          .newInstance(message);
-    } catch (ReflectiveOperationException | LinkageError e) {
-      return new Missing();
-    }
+    throw Servers.skipped("memcached is not installed (see the first failure)", Missing::new);
   }
 
   /** Set to a path to use that binary, or to {@code none} to act as if none were installed. */
@@ -83,7 +73,8 @@ public final class MemcachedServer implements AutoCloseable {
         @Override
         public Boolean get() {
           if (answer == null) {
-            answer = !"none".equals(System.getProperty(BINARY_PROPERTY)) && dockerAvailable();
+            answer =
+                !"none".equals(System.getProperty(BINARY_PROPERTY)) && Servers.dockerAvailable();
           }
           return answer;
         }
@@ -232,7 +223,7 @@ public final class MemcachedServer implements AutoCloseable {
     backend.kill();
   }
 
-  void awaitReady() {
+  private void awaitReady() {
     if (!await(START_TIMEOUT, this::answers)) {
       throw new IllegalStateException(
           "memcached did not answer on " + address() + " within " + START_TIMEOUT);
@@ -244,56 +235,11 @@ public final class MemcachedServer implements AutoCloseable {
    * which wait on real processes (unit tests inject time instead).
    */
   public static boolean await(Duration timeout, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return Servers.await(timeout, condition);
   }
 
   private static String findBinary() {
-    String chosen = System.getProperty(BINARY_PROPERTY);
-    if (chosen != null) {
-      return chosen.equals("none") ? null : chosen;
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator, -1)) {
-      File f = new File(dir, "memcached");
-      if (f.canExecute()) {
-        return f.getPath();
-      }
-    }
-    for (String p : new String[] {"/usr/bin/memcached", "/usr/local/bin/memcached"}) {
-      if (new File(p).canExecute()) {
-        return p;
-      }
-    }
-    return null;
-  }
-
-  private static boolean dockerAvailable() {
-    try {
-      return DockerClientFactory.instance().isDockerAvailable();
-    } catch (RuntimeException | LinkageError e) {
-      return false;
-    }
+    return Servers.findBinary(BINARY_PROPERTY, "memcached");
   }
 
   private interface Backend {
@@ -310,12 +256,14 @@ public final class MemcachedServer implements AutoCloseable {
     private final String binary;
     private final int port;
     private final int megabytes;
+    private final List<String> extraArgs;
     private Process process;
 
-    LocalProcess(String binary, int port, int megabytes) {
+    LocalProcess(String binary, int port, int megabytes, List<String> extraArgs) {
       this.binary = binary;
       this.port = port;
       this.megabytes = megabytes;
+      this.extraArgs = List.copyOf(extraArgs);
       start();
       awaitStarted();
     }
@@ -350,6 +298,7 @@ public final class MemcachedServer implements AutoCloseable {
                   "4096",
                   "-t",
                   "2"));
+      cmd.addAll(extraArgs);
       if ("root".equals(System.getProperty("user.name"))) {
         cmd.addAll(List.of("-u", "root"));
       }
@@ -419,10 +368,12 @@ public final class MemcachedServer implements AutoCloseable {
     private final GenericContainer<?> container;
 
     @SuppressWarnings("resource")
-    Container(int megabytes) {
+    Container(int megabytes, List<String> extraArgs) {
+      List<String> command = new ArrayList<>(List.of("memcached", "-m", String.valueOf(megabytes)));
+      command.addAll(extraArgs);
       container =
           new GenericContainer<>("memcached:1.6-alpine")
-              .withCommand("memcached", "-m", String.valueOf(megabytes))
+              .withCommand(command.toArray(String[]::new))
               .withExposedPorts(11211);
       container.start();
     }

@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.example.Demo;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.Memcached;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -31,7 +32,8 @@ import org.junit.jupiter.api.Test;
  * both advertise and enforce a knob's limit within the stated bound, and the global switch turns
  * both off.
  */
-class KnobsFleetTest {
+@Memcached
+class KnobsFleetIT {
 
   /**
    * The stated bound: a 1 s refresh plus a store round trip; 5 s leaves room for a busy machine.
@@ -45,8 +47,8 @@ class KnobsFleetTest {
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @BeforeAll
-  static void start() {
-    memcached = MemcachedServer.start();
+  static void start(MemcachedServer started) {
+    memcached = started;
     for (int i = 0; i < 2; i++) {
       demos.add(
           Demo.start(
@@ -58,9 +60,6 @@ class KnobsFleetTest {
   @AfterAll
   static void stop() {
     demos.forEach(Demo::close);
-    if (memcached != null) {
-      memcached.close();
-    }
   }
 
   @Test

@@ -1,0 +1,279 @@
+package dev.sluice.it;
+
+import dev.sluice.testkit.MemcachedServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs a {@link FleetSchedule} on a {@link Fleet}: a thread per lane sends its requests, one more
+ * injects the faults at their times, and everything that happened is recorded with the host's
+ * wall-clock times, for the models to judge.
+ */
+final class FleetRun {
+
+  /** One request as it happened: sent and answered in host wall-clock milliseconds. */
+  record Sent(
+      String client,
+      int lane,
+      int seq,
+      int asked,
+      int instance,
+      long sentMillis,
+      long answeredMillis,
+      long holdMillis,
+      Fleet.Answer answer) {
+
+    boolean admitted() {
+      return answer.status() == 200;
+    }
+
+    boolean refused() {
+      return answer.status() == 429;
+    }
+
+    @Override
+    public String toString() {
+      return client
+          + " lane "
+          + lane
+          + " #"
+          + seq
+          + " i"
+          + instance
+          + (asked != instance ? "(asked i" + asked + ")" : "")
+          + " ["
+          + sentMillis
+          + ".."
+          + answeredMillis
+          + "] "
+          + (answer.status() == 0 ? "no answer: " + answer.error() : answer.status())
+          + (answer.status() == 200 && !answer.counted() ? " uncounted" : "");
+    }
+  }
+
+  /** A fault as it happened, from its start to when its effect was over. */
+  record Happened(FleetSchedule.Kind kind, int instance, long fromMillis, long toMillis) {
+    @Override
+    public String toString() {
+      return kind
+          + (kind == FleetSchedule.Kind.KILL_INSTANCE ? " i" + instance : "")
+          + " ["
+          + fromMillis
+          + ".."
+          + toMillis
+          + "]";
+    }
+  }
+
+  /**
+   * Memcached's clock against the host's, as measured from {@code atMillis} on: the fleet decides
+   * on memcached's clock, so a request's window is found from its host times plus this.
+   */
+  record Phase(long atMillis, long deltaMillis) {}
+
+  final List<Sent> sent = Collections.synchronizedList(new ArrayList<>());
+  final List<Phase> phases = Collections.synchronizedList(new ArrayList<>());
+  final List<Happened> faults = Collections.synchronizedList(new ArrayList<>());
+  final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+
+  private final Fleet fleet;
+  private final MemcachedServer memcached;
+  private final FlappingProxy proxy;
+  private final java.util.concurrent.atomic.AtomicIntegerArray ready;
+
+  FleetRun(Fleet fleet, MemcachedServer memcached, FlappingProxy proxy) {
+    this.fleet = fleet;
+    this.memcached = memcached;
+    this.proxy = proxy;
+    this.ready = new java.util.concurrent.atomic.AtomicIntegerArray(fleet.size());
+    for (int i = 0; i < fleet.size(); i++) {
+      ready.set(i, 1);
+    }
+  }
+
+  /** Runs {@code schedule} to its end: {@code method} and {@code path(seq)} for each request. */
+  FleetRun run(FleetSchedule schedule, String method, java.util.function.LongFunction<String> path)
+      throws InterruptedException {
+    phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+    long start = System.currentTimeMillis() + 200;
+    List<Thread> threads = new ArrayList<>();
+    CountDownLatch lanesDone =
+        new CountDownLatch(schedule.clients().stream().mapToInt(c -> c.lanes().size()).sum());
+    for (FleetSchedule.Client c : schedule.clients()) {
+      for (int l = 0; l < c.lanes().size(); l++) {
+        int lane = l;
+        List<FleetSchedule.Op> ops = c.lanes().get(l);
+        threads.add(
+            new Thread(
+                () -> {
+                  try {
+                    lane(c.name(), lane, ops, start, method, path);
+                  } finally {
+                    lanesDone.countDown();
+                  }
+                },
+                "lane-" + c.name() + "-" + l));
+      }
+    }
+    Thread faulter =
+        new Thread(
+            () -> {
+              for (FleetSchedule.Fault f : schedule.faults()) {
+                long wait = start + f.atMillis() - System.currentTimeMillis();
+                try {
+                  if (wait > 0 && lanesDone.await(wait, TimeUnit.MILLISECONDS)) {
+                    return; // the requests are over
+                  }
+                  inject(f);
+                } catch (Exception | AssertionError e) {
+                  problems.add("fault " + f + " failed: " + e);
+                }
+              }
+            },
+            "faults");
+    threads.forEach(Thread::start);
+    faulter.start();
+    for (Thread t : threads) {
+      t.join();
+    }
+    faulter.join();
+    return this;
+  }
+
+  private void lane(
+      String client,
+      int lane,
+      List<FleetSchedule.Op> ops,
+      long start,
+      String method,
+      java.util.function.LongFunction<String> path) {
+    long wait = start - System.currentTimeMillis();
+    pause(wait);
+    for (int seq = 0; seq < ops.size(); seq++) {
+      FleetSchedule.Op op = ops.get(seq);
+      pause(op.gapMillis());
+      int to = op.instance();
+      for (int k = 0; k < fleet.size() && ready.get(to) == 0; k++) {
+        to = (to + 1) % fleet.size();
+      }
+      long sentAt = System.currentTimeMillis();
+      Fleet.Answer a = fleet.send(to, method, path.apply(op.holdMillis()), client);
+      long answeredAt = System.currentTimeMillis();
+      sent.add(
+          new Sent(client, lane, seq, op.instance(), to, sentAt, answeredAt, op.holdMillis(), a));
+    }
+  }
+
+  /** A pause between one client's requests (the schedule's gaps), not a wait for a window. */
+  private static void pause(long millis) {
+    if (millis <= 0) {
+      return;
+    }
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void inject(FleetSchedule.Fault f) throws Exception {
+    long from = System.currentTimeMillis();
+    switch (f.kind()) {
+      case KILL_INSTANCE -> {
+        int i = f.instance();
+        ready.set(i, 0);
+        fleet.kill(i);
+        fleet.start(i);
+        ready.set(i, 1);
+      }
+      case RESTART_MEMCACHED -> {
+        memcached.restart();
+        phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+      }
+      case EVICT -> evict();
+      case FLAP -> {
+        proxy.cut();
+        pause(f.lengthMillis());
+        proxy.restore();
+      }
+    }
+    faults.add(new Happened(f.kind(), f.instance(), from, System.currentTimeMillis()));
+  }
+
+  /**
+   * Memcached's clock minus the host's, in ms, measured as the instances measure it: at the instant
+   * its {@code stats} time ticks over to the next second.
+   */
+  static long delta(MemcachedServer memcached) {
+    long second = memcached.stat("time");
+    long before = System.currentTimeMillis();
+    long deadline = before + 2_000;
+    while (System.currentTimeMillis() < deadline) {
+      long now = memcached.stat("time");
+      long after = System.currentTimeMillis();
+      if (now != second) {
+        return now * 1000 - (before + after) / 2;
+      }
+      before = after;
+    }
+    throw new AssertionError("memcached's clock did not tick");
+  }
+
+  /**
+   * The clock differences the fleet may be deciding on at {@code millis}: the latest measured, and
+   * any it replaced less than a minute and a second before (instances measure memcached's clock
+   * once a minute, so after a restart of memcached they go on with the old one for up to that).
+   */
+  List<Long> deltas(long millis) {
+    List<Phase> all = List.copyOf(phases);
+    List<Long> out = new ArrayList<>();
+    for (int k = 0; k < all.size(); k++) {
+      Phase p = all.get(k);
+      boolean replaced = k + 1 < all.size() && all.get(k + 1).atMillis() <= millis;
+      if (!replaced || all.get(k + 1).atMillis() + 61_000 >= millis) {
+        out.add(p.deltaMillis());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Writes small keys, of the counters' size, straight to memcached until it has evicted some:
+   * memcached evicts within a slab class, so the filler is as small as a counter.
+   */
+  private void evict() {
+    long before = memcached.stat("evictions");
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), memcached.port())) {
+      OutputStream out = s.getOutputStream();
+      StringBuilder b = new StringBuilder();
+      for (int round = 0; round < 20 && memcached.stat("evictions") <= before; round++) {
+        for (int i = 0; i < 20_000; i++) {
+          b.setLength(0);
+          b.append("set filler:")
+              .append(round)
+              .append(':')
+              .append(i)
+              .append(":")
+              .append(System.nanoTime())
+              .append(" 0 300 2 noreply\r\n42\r\n");
+          out.write(b.toString().getBytes(StandardCharsets.US_ASCII));
+        }
+        out.flush();
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (memcached.stat("evictions") <= before) {
+      problems.add("memcached did not evict");
+    }
+  }
+}

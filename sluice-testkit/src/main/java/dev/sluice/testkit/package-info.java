@@ -1,0 +1,7 @@
+/**
+ * Real store servers for Sluice's own tests, one process per test class: {@link
+ * dev.sluice.testkit.Memcached @Memcached} and {@link dev.sluice.testkit.MemcachedServer}. A store
+ * adds its own annotation, server class and a subclass of the package's {@code ServerExtension}.
+ * Used with {@code <scope>test</scope>}; not published.
+ */
+package dev.sluice.testkit;
