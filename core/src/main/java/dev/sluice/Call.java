@@ -350,7 +350,7 @@ final class Call implements TwoLayerBatch {
   @Override
   public long localAllowance(int i) {
     Counter c = counters[i];
-    return Math.max(1, c.limit.limit() / c.entry.policy.instances);
+    return Math.max(1, c.limit.limit() / c.entry.policy.instances());
   }
 
   @Override

@@ -26,11 +26,13 @@ public final class Engine {
   private final Evaluator evaluator;
   private final int denyCacheSize;
   private final DecisionListener listener;
+  private final FleetSize fleet;
 
   private Engine(LimiterBuilder<?> settings) {
     this.evaluator = settings.evaluator();
     this.denyCacheSize = settings.denyCacheSize;
     this.listener = settings.listener;
+    this.fleet = new FleetSize(evaluator.store(), evaluator.clock(), settings.scheduler);
   }
 
   /** {@return the clock the engine reads} */
@@ -65,7 +67,7 @@ public final class Engine {
     Tier.checkTiers(tiers);
     algorithm.checkTiers(tiers);
     algorithm.checkStagger(staggered);
-    return new Policy(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize);
+    return new Policy(id, algorithm, tiers, failClosed, shadow, staggered, denyCacheSize, fleet);
   }
 
   /**
@@ -205,6 +207,7 @@ public final class Engine {
       s.release();
     }
     evaluator.close(CLOSE_TIMEOUT_MILLIS);
+    fleet.close();
   }
 
   /**

@@ -179,7 +179,7 @@ final class Evaluator {
     for (int i = 0; i < n; i++) {
       Call.Entry entry = call.entry(i);
       if (entry.policy.local != null) {
-        local[k] = entry.policy.local;
+        local[k] = entry.policy.localShare();
         identities[k++] = entry.identity;
         for (int j = 0; j < entry.policy.tiers.length; j++) {
           fleet.add(new FleetCounter(call, entry.firstCounter + j));
@@ -250,7 +250,7 @@ final class Evaluator {
       this.delta = call.delta(i);
       this.running = call.floor(i) > 0;
       this.released = c.limit.heldUntilReleased();
-      this.instances = c.entry.policy.instances;
+      this.instances = c.entry.policy.instances();
       this.limit = c.limit;
     }
   }

@@ -214,7 +214,7 @@ final class LastCounts {
         long floor = call.floor(i);
         if (floor > 0) {
           // What is left of the local debt, in the fleet's time: the instance's share of it.
-          int n = c.entry.policy.instances;
+          int n = c.entry.policy.instances();
           long left = Math.max(0, m.localValue - floor) / n;
           pushes.add(i, Math.min(m.owed, left), m, m.owed, true);
           m.owed = 0;

@@ -35,8 +35,17 @@ public final class Policy {
   /** Two-layer counting: the sync interval in ms, or 0 for a store call on every decision. */
   final long syncMillis;
 
-  /** Instances sharing the limit, for the local share while the store is down. */
-  final int instances;
+  /**
+   * Instances sharing the limit, for the local share while the store is down or two layers count
+   * it; {@link Sync#AUTO_INSTANCES} for the fleet's live count ({@link #instances()}).
+   */
+  private final int instances;
+
+  /** The fleet's live count, for {@link Sync#AUTO_INSTANCES}; null when no engine gave one. */
+  private final FleetSize fleet;
+
+  /** The local policy at the last live count, for {@link Sync#AUTO_INSTANCES}. */
+  private volatile Policy autoLocal;
 
   private final Tier tightest;
 
@@ -68,7 +77,8 @@ public final class Policy {
       boolean failClosed,
       boolean shadow,
       boolean staggered,
-      int denyCacheSize) {
+      int denyCacheSize,
+      FleetSize fleet) {
     this(
         id,
         algorithm,
@@ -79,7 +89,8 @@ public final class Policy {
         denyCacheSize,
         0,
         1,
-        false);
+        false,
+        fleet);
   }
 
   private Policy(
@@ -92,11 +103,13 @@ public final class Policy {
       int denyCacheSize,
       long syncMillis,
       int instances,
-      boolean shedding) {
+      boolean shedding,
+      FleetSize fleet) {
     this.id = id;
     this.shedding = shedding;
     this.syncMillis = syncMillis;
     this.instances = instances;
+    this.fleet = fleet;
     this.algorithm = algorithm;
     this.tiers = tiers.toArray(new Tier[0]);
     this.limits = new TierLimit[this.tiers.length];
@@ -118,20 +131,49 @@ public final class Policy {
     this.denyCacheSize = denyCacheSize;
     this.denyCache = shadow || shedding || denyCacheSize <= 0 ? null : new DenyCache(denyCacheSize);
     this.recall = denyCacheSize <= 0 ? null : new Recall(denyCacheSize);
-    this.local =
-        onStoreFailure == OnStoreFailure.LOCAL
-            ? new Policy(
-                id,
-                algorithm,
-                shares(this.tiers, instances),
-                OnStoreFailure.ALLOW,
-                shadow,
-                staggered,
-                denyCacheSize,
-                0,
-                instances,
-                shedding)
-            : null;
+    this.local = onStoreFailure == OnStoreFailure.LOCAL ? localAt(instances()) : null;
+  }
+
+  /** This policy at its share for {@code n} instances, counted in memory, failing open. */
+  private Policy localAt(int n) {
+    return new Policy(
+        id,
+        algorithm,
+        shares(this.tiers, n),
+        OnStoreFailure.ALLOW,
+        shadow,
+        staggered,
+        denyCacheSize,
+        0,
+        n,
+        shedding,
+        null);
+  }
+
+  /**
+   * {@return how many instances share the limit now: the fleet's live count for {@link
+   * Sync#AUTO_INSTANCES}, at least 1}
+   */
+  int instances() {
+    return instances == Sync.AUTO_INSTANCES ? fleet.live() : instances;
+  }
+
+  /**
+   * {@return with {@link OnStoreFailure#LOCAL}, this policy at its share of each limit now (for
+   * {@link Sync#AUTO_INSTANCES}, at the fleet's live count), counted in this instance's memory;
+   * null otherwise}
+   */
+  Policy localShare() {
+    if (local == null || instances != Sync.AUTO_INSTANCES) {
+      return local;
+    }
+    int n = fleet.live();
+    Policy p = autoLocal;
+    if (p == null || p.instances != n) {
+      p = n == local.instances ? local : localAt(n);
+      autoLocal = p;
+    }
+    return p;
   }
 
   /** Each tier at its share: limit and burst divided by {@code instances}, rounded up. */
@@ -191,21 +233,25 @@ public final class Policy {
         denyCacheSize,
         syncMillis,
         instances,
-        shedding);
+        shedding,
+        fleet);
   }
 
   /**
    * This policy with its store-failure setting: with {@link OnStoreFailure#LOCAL}, while the store
-   * fails, each instance counts it in memory at {@code limit ÷ instances} (rounded up) per tier.
+   * fails, each instance counts it in memory at {@code limit ÷ instances} (rounded up) per tier;
+   * {@link Sync#AUTO_INSTANCES} follows the fleet's live count (a heartbeat in the store).
    *
-   * @throws IllegalArgumentException if {@code instances} &lt; 1, or local limiting is asked of a
-   *     policy counted in two layers (which limits locally at its share already)
+   * @throws IllegalArgumentException if {@code instances} &lt; 1 and not {@link
+   *     Sync#AUTO_INSTANCES}, or local limiting is asked of a policy counted in two layers (which
+   *     limits locally at its share already)
    */
   public Policy withStoreFailure(OnStoreFailure onStoreFailure, int instances) {
     java.util.Objects.requireNonNull(onStoreFailure, "onStoreFailure");
-    if (instances < 1) {
+    if (instances < 1 && instances != Sync.AUTO_INSTANCES) {
       throw new IllegalArgumentException("instances must be at least 1: " + instances);
     }
+    startFleet(instances);
     if (onStoreFailure == OnStoreFailure.LOCAL && syncMillis > 0) {
       throw new IllegalArgumentException(
           "policy '" + id + "' is counted in two layers, which limit locally already");
@@ -223,12 +269,24 @@ public final class Policy {
       throw new IllegalArgumentException(
           "policy '" + id + "' limits locally on a store failure, which two layers do already");
     }
+    sync.ifPresent(s -> startFleet(s.instances()));
     return with(
         List.of(tiers),
         onStoreFailure,
         sync.map(s -> s.interval().toMillis()).orElse(0L),
         sync.map(Sync::instances).orElse(instances),
         shedding);
+  }
+
+  /** Starts the fleet's heartbeat when {@code instances} asks for the live count. */
+  private void startFleet(int instances) {
+    if (instances == Sync.AUTO_INSTANCES) {
+      if (fleet == null) {
+        throw new IllegalArgumentException(
+            "policy '" + id + "' has no engine to count the fleet's instances");
+      }
+      fleet.start();
+    }
   }
 
   /**
@@ -276,7 +334,8 @@ public final class Policy {
         denyCacheSize,
         syncMillis,
         instances,
-        true);
+        true,
+        fleet);
   }
 
   /** The smallest limit of any tier. */

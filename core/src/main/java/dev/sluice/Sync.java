@@ -12,16 +12,23 @@ import java.util.Objects;
  * @param interval how often each counter is synced, at most; at least 1 ms
  * @param instances how many instances share the limit: while the store is down, an instance keeps
  *     counting locally and applies the limit's store-failure setting only once its own count in a
- *     window exceeds {@code limit ÷ instances}
+ *     window exceeds {@code limit ÷ instances}; {@link #AUTO_INSTANCES} for the fleet's live count
  */
 public record Sync(Duration interval, int instances) {
+
+  /**
+   * {@code instances} that follows the fleet's live count: each instance announces itself in the
+   * store with a heartbeat every 5 s, and counts the instances that did in the last 5 to 10 s. A
+   * new instance is counted by the others within 5 s; one that stopped, for up to 10 s.
+   */
+  public static final int AUTO_INSTANCES = -1;
 
   public Sync {
     Objects.requireNonNull(interval, "interval");
     if (interval.toMillis() < 1) {
       throw new IllegalArgumentException("sync interval must be at least 1 ms: " + interval);
     }
-    if (instances < 1) {
+    if (instances < 1 && instances != AUTO_INSTANCES) {
       throw new IllegalArgumentException("instances must be at least 1: " + instances);
     }
   }

@@ -52,7 +52,8 @@ class LimitsNearLongMaxTest {
             false,
             false,
             false,
-            0);
+            0,
+            null);
     Policy scaled = p.withFirstLimit(Tier.MAX_LIMIT);
     assertEquals(Tier.MAX_LIMIT, scaled.tiers[1].limit(), "scaled, then held at the largest");
   }

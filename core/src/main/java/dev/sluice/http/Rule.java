@@ -156,7 +156,8 @@ public final class Rule {
 
   /**
    * How many instances share the rule's limits: each one's share while the store fails ({@link
-   * OnStoreFailure#LOCAL}, or two-layer counting), {@code limit ÷ instances}. 1 unless set.
+   * OnStoreFailure#LOCAL}, or two-layer counting), {@code limit ÷ instances}. 1 unless set; {@link
+   * Sync#AUTO_INSTANCES} for the fleet's live count.
    */
   public int instances() {
     return instances;
@@ -215,10 +216,16 @@ public final class Rule {
         + (shadow ? " shadow" : "")
         + (sync == null
             ? ""
-            : " synced every " + sync.interval().toMillis() + " ms by " + sync.instances())
+            : " synced every " + sync.interval().toMillis() + " ms by " + count(sync.instances()))
         + (enabled ? "" : " disabled")
         + (onStoreFailure == OnStoreFailure.REJECT ? " fail-closed" : "")
-        + (onStoreFailure == OnStoreFailure.LOCAL ? " local on failure by " + instances : "");
+        + (onStoreFailure == OnStoreFailure.LOCAL
+            ? " local on failure by " + count(instances)
+            : "");
+  }
+
+  private static String count(int instances) {
+    return instances == Sync.AUTO_INSTANCES ? "auto" : String.valueOf(instances);
   }
 
   /** Configures a {@link Rule}; validates each value when it is set. */
@@ -336,11 +343,11 @@ public final class Rule {
 
     /**
      * How many instances share the rule's limits, for {@link OnStoreFailure#LOCAL}: each limits at
-     * {@code limit ÷ instances} (rounded up) while the store fails. With {@link #sync}, its
-     * instances count.
+     * {@code limit ÷ instances} (rounded up) while the store fails; {@link Sync#AUTO_INSTANCES}
+     * follows the fleet's live count. With {@link #sync}, its instances count.
      */
     public Builder instances(int instances) {
-      if (instances < 1) {
+      if (instances < 1 && instances != Sync.AUTO_INSTANCES) {
         throw new IllegalArgumentException("instances must be at least 1: " + instances);
       }
       this.instances = instances;

@@ -252,6 +252,9 @@ final class RuleReader extends Fields {
 
   int instances(Node node, String f) {
     String text = scalar(node, f).trim();
+    if (text.equals("auto")) {
+      return Sync.AUTO_INSTANCES;
+    }
     try {
       int n = Integer.parseInt(text);
       if (n >= 1) {
@@ -260,7 +263,7 @@ final class RuleReader extends Fields {
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw error(node, f, "must be a whole number of at least 1: '" + text + "'");
+    throw error(node, f, "must be a whole number of at least 1, or auto: '" + text + "'");
   }
 
   /** A {@code path:NAME} key needs a {@code {NAME}} in the rule's path pattern. */

@@ -128,6 +128,27 @@ class YamlRulesTest {
   }
 
   @Test
+  void instancesAutoFollowsTheFleetsLiveCount() {
+    RuleSet rules =
+        YamlRules.parse(
+            """
+            defaults: { onStoreFailure: local, instances: auto }
+            rules:
+              - { id: window, tiers: [ { limit: 10, period: 1s } ] }
+              - { id: synced, onStoreFailure: allow, sync: 200ms, instances: auto,
+                  tiers: [ { limit: 10, period: 1s } ] }
+            """,
+            "rules.yaml");
+    assertEquals(dev.sluice.Sync.AUTO_INSTANCES, rules.rule("window").orElseThrow().instances());
+    assertEquals(dev.sluice.Sync.AUTO_INSTANCES, rules.rule("synced").orElseThrow().instances());
+    RulesException e =
+        error(
+            HEAD
+                + "    instances: several\n    sync: 1s\n    tiers: [ { limit: 1, period: 1s } ]\n");
+    assertEquals("rules[0].instances", e.field());
+  }
+
+  @Test
   void localOnStoreFailureTakesInstancesForEveryKindOfRule() {
     RuleSet rules =
         YamlRules.parse(
