@@ -119,10 +119,23 @@ class SluiceWebFilterTest {
             .concurrency(1, Duration.ofMinutes(5))
             .build();
     Sinks.One<String> release = Sinks.one();
+    // Set when a handler runs: its request holds the slot from then on.
+    java.util.concurrent.atomic.AtomicInteger started =
+        new java.util.concurrent.atomic.AtomicInteger();
     RouterFunction<ServerResponse> routes =
         RouterFunctions.route()
-            .GET("/api/slow", r -> ServerResponse.ok().body(release.asMono(), String.class))
-            .GET("/api/never", r -> ServerResponse.ok().body(Mono.never(), String.class))
+            .GET(
+                "/api/slow",
+                r -> {
+                  started.incrementAndGet();
+                  return ServerResponse.ok().body(release.asMono(), String.class);
+                })
+            .GET(
+                "/api/never",
+                r -> {
+                  started.incrementAndGet();
+                  return ServerResponse.ok().body(Mono.never(), String.class);
+                })
             .GET("/api/fails", r -> Mono.error(new IllegalStateException("handler failed")))
             .GET("/api/fast", r -> ServerResponse.ok().bodyValue("fast"))
             .build();
@@ -131,7 +144,8 @@ class SluiceWebFilterTest {
       // Completes: the slot is held while the response is in flight, given back after.
       CompletableFuture<Integer> slow =
           CompletableFuture.supplyAsync(() -> status(app, "/api/slow"));
-      awaitStatus(app, "/api/fast", 429);
+      awaitStarted(started, 1);
+      assertEquals(429, status(app, "/api/fast"));
       release.tryEmitValue("done");
       assertEquals(200, slow.get(10, TimeUnit.SECONDS));
       awaitStatus(app, "/api/fast", 200);
@@ -147,7 +161,8 @@ class SluiceWebFilterTest {
             "GET /api/never HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: k\r\n\r\n"
                 .getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
-        awaitStatus(app, "/api/fast", 429);
+        awaitStarted(started, 2);
+        assertEquals(429, status(app, "/api/fast"));
       }
       awaitStatus(app, "/api/fast", 200);
     }
@@ -159,6 +174,12 @@ class SluiceWebFilterTest {
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
+  }
+
+  private static void awaitStarted(java.util.concurrent.atomic.AtomicInteger started, int n) {
+    assertTrue(
+        MemcachedServer.await(Duration.ofSeconds(10), () -> started.get() >= n),
+        "the handler never ran");
   }
 
   /** Waits, with a deadline, until a request to {@code path} is answered {@code expected}. */
