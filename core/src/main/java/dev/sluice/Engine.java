@@ -143,6 +143,35 @@ public final class Engine {
   }
 
   /**
+   * {@link #decide} without waiting on the store: completes, never exceptionally, once {@code out}
+   * holds the answer, in the calling thread when no store call was needed or the store answered at
+   * once (in memory), else in the thread the store answered on. Tells the listener. The caller
+   * leaves {@code out} alone until then, so it is the request's own, not a reused one.
+   *
+   * @return whether the request may proceed
+   */
+  public java.util.concurrent.CompletableFuture<Boolean> decideAsync(Outcome out, long permits) {
+    Call call = out.call;
+    if (call.entries() == 0) {
+      Verdicts.none(out);
+      return java.util.concurrent.CompletableFuture.completedFuture(Boolean.TRUE);
+    }
+    long t0 = listener == DecisionListener.NONE ? 0 : System.nanoTime();
+    return evaluator
+        .decideAsync(out, permits)
+        .thenApply(
+            v -> {
+              if (listener != DecisionListener.NONE) {
+                tell(out, out.fromDenyCache() ? -1 : System.nanoTime() - t0);
+              }
+              if (out.shadowRejected()) {
+                logShadow(call);
+              }
+              return out.allowed();
+            });
+  }
+
+  /**
    * Decides as on a store failure because the caller failed ({@code e}: a key source or quota
    * resolver that threw, a bug): by the policies added so far, or, when none was, nothing applies.
    * Logged with its stack trace at most every 10 s, and told to the listener. Never throws.

@@ -110,6 +110,67 @@ final class Evaluator {
   }
 
   /**
+   * {@link #decide} without waiting on the store: the deny caches and the local layer answer at
+   * once, the store's counts through {@link
+   * CounterStore#incrementAsync(dev.sluice.spi.CounterBatch)}, and the same algorithms, refunds and
+   * failure settings decide from them. The returned future completes, never exceptionally, once
+   * {@code out} holds the answer; {@code out} is not touched by anyone else until then.
+   */
+  java.util.concurrent.CompletableFuture<Void> decideAsync(Outcome out, long permits) {
+    if (permits <= 0) {
+      throw new IllegalArgumentException("permits must be > 0");
+    }
+    Call call = out.call;
+    long now = clock.millis();
+    if (answeredWithoutCounting(call, permits, now, out)) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    call.sent = true;
+    java.util.concurrent.CompletableFuture<Void> counted;
+    try {
+      counted = call.synced ? twoLayer.incrementAsync(call) : store.incrementAsync(call);
+    } catch (RuntimeException e) {
+      counted = java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+    if (counted.isDone() && !counted.isCompletedExceptionally()) {
+      // Answered at once (in memory): decided in the calling thread, with nothing allocated.
+      counted(out, permits, now, null);
+      return counted;
+    }
+    return counted.handle(
+        (v, e) -> {
+          counted(out, permits, now, e);
+          return null;
+        });
+  }
+
+  /** Decides from the counts the store answered, or on its failure {@code e}. */
+  private void counted(Outcome out, long permits, long now, Throwable e) {
+    Call call = out.call;
+    if (e != null) {
+      RuntimeException failure = unwrap(e);
+      if (!decideLocally(out, permits, now, failure)) {
+        storeFailed(call, out, failure);
+      }
+      return;
+    }
+    if (localSince.get() != 0) {
+      localEnded(now);
+    }
+    evaluate(call, out, now, store);
+  }
+
+  private static RuntimeException unwrap(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof java.util.concurrent.CompletionException
+            || t instanceof java.util.concurrent.ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t instanceof RuntimeException r ? r : new IllegalStateException(t);
+  }
+
+  /**
    * Answers from the deny caches, or a request too large to ever pass, with nothing counted; else
    * readies the call's counters for {@code permits} at {@code now} and returns false.
    */

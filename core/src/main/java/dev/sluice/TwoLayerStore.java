@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
@@ -94,6 +95,42 @@ final class TwoLayerStore {
    *     and a synced counter is past its local allowance
    */
   void increment(TwoLayerBatch batch) {
+    List<Integer> direct = countLocally(batch);
+    if (direct != null) {
+      long[] counts = shared.increment(directUpdates(batch, direct));
+      counted(batch, direct, counts);
+    }
+    startOnce();
+  }
+
+  /**
+   * {@link #increment} without waiting on the shared store: the synced counters are counted here at
+   * once, the others sent to the shared store asynchronously.
+   */
+  CompletableFuture<Void> incrementAsync(TwoLayerBatch batch) {
+    List<Integer> direct;
+    try {
+      direct = countLocally(batch);
+      startOnce();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (direct == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<long[]> f;
+    try {
+      f = shared.incrementAsync(directUpdates(batch, direct));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return f.thenAccept(counts -> counted(batch, direct, counts));
+  }
+
+  /**
+   * Counts the synced counters here; returns the indexes of those for the shared store, or null.
+   */
+  private List<Integer> countLocally(TwoLayerBatch batch) {
     int n = batch.size();
     if (storeDown) {
       checkAllowance(batch);
@@ -108,23 +145,31 @@ final class TwoLayerStore {
         direct.add(i);
       }
     }
-    if (direct != null) {
-      List<CounterUpdate> updates = new ArrayList<>(direct.size());
-      for (int i : direct) {
-        updates.add(
-            new CounterUpdate(
-                batch.rule(i),
-                batch.identity(i),
-                batch.periodMillis(i),
-                batch.window(i),
-                batch.delta(i),
-                batch.floor(i)));
-      }
-      long[] counts = shared.increment(updates);
-      for (int j = 0; j < direct.size(); j++) {
-        batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
-      }
+    return direct;
+  }
+
+  private static List<CounterUpdate> directUpdates(TwoLayerBatch batch, List<Integer> direct) {
+    List<CounterUpdate> updates = new ArrayList<>(direct.size());
+    for (int i : direct) {
+      updates.add(
+          new CounterUpdate(
+              batch.rule(i),
+              batch.identity(i),
+              batch.periodMillis(i),
+              batch.window(i),
+              batch.delta(i),
+              batch.floor(i)));
     }
+    return updates;
+  }
+
+  private static void counted(TwoLayerBatch batch, List<Integer> direct, long[] counts) {
+    for (int j = 0; j < direct.size(); j++) {
+      batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
+    }
+  }
+
+  private void startOnce() {
     if (!started && scheduler.isPresent()) {
       startSyncer();
     }

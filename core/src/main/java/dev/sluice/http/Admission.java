@@ -3,6 +3,9 @@ package dev.sluice.http;
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,11 +57,53 @@ public final class Admission {
    * @throws IOException only from writing a refusal
    */
   public static boolean admit(RequestLimiter limiter, Exchange exchange) throws IOException {
+    Outcome out = OUTCOMES.get();
+    try {
+      exchange.decide(out);
+    } catch (RuntimeException e) {
+      return failedOpen(e);
+    }
+    return conclude(limiter, exchange, out);
+  }
+
+  /**
+   * {@link #admit} for an adapter whose thread must not block (an event loop): decides {@code
+   * request} by the limiter's rules without waiting on the store ({@link
+   * RequestLimiter#decideAsync}), then holds the slots, writes the headers and refuses exactly as
+   * {@link #admit} does. {@link Exchange#decide} is not called. {@link Exchange#refuse} must not
+   * block either: it sets the status and keeps the body for the adapter to write.
+   *
+   * @return completes with whether the request goes on, never exceptionally: at once when the store
+   *     answers from memory, else in the thread it answered on
+   */
+  public static CompletionStage<Boolean> admitAsync(
+      RequestLimiter limiter, RequestInfo request, Exchange exchange) {
+    Outcome out = new Outcome();
+    CompletionStage<Boolean> decided;
+    try {
+      decided = limiter.decideAsync(request, out);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(failedOpen(e));
+    }
+    return decided.handle(
+        (allowed, e) -> {
+          if (e != null) {
+            return failedOpen(e);
+          }
+          try {
+            return conclude(limiter, exchange, out);
+          } catch (IOException io) {
+            throw new UncheckedIOException(io);
+          }
+        });
+  }
+
+  /** After the decision in {@code out}: slots, headers, and the refusal when it refused. */
+  private static boolean conclude(RequestLimiter limiter, Exchange exchange, Outcome out)
+      throws IOException {
     int status;
     String body;
     try {
-      Outcome out = OUTCOMES.get();
-      exchange.decide(out);
       // Before anything else: a request no rule limits may still hold a place in the worker
       // shedder's count of requests in flight.
       Slots slots = limiter.slots(out);
@@ -77,12 +122,17 @@ public final class Admission {
       status = RateLimitHeaders.status(out);
       body = RateLimitHeaders.problem(out);
     } catch (RuntimeException e) {
-      // The limiter fails open on its own errors; this is the last guard, never the client's
-      // problem.
-      LOG.error("rate limiting failed; the request goes on unlimited", e);
-      return true;
+      return failedOpen(e);
     }
     exchange.refuse(status, RateLimitHeaders.PROBLEM_JSON, body);
     return false;
+  }
+
+  /**
+   * The limiter fails open on its own errors; this is the last guard, never the client's problem.
+   */
+  private static boolean failedOpen(Throwable e) {
+    LOG.error("rate limiting failed; the request goes on unlimited", e);
+    return true;
   }
 }

@@ -86,6 +86,27 @@ public final class RequestLimiter {
   }
 
   /**
+   * {@link #decide(RequestInfo, Outcome)} without waiting on the store, for an adapter whose thread
+   * must not block (an event loop): the rules are matched in the calling thread, the store's counts
+   * come through {@link CounterStore#incrementAsync(dev.sluice.spi.CounterBatch)}, and the same
+   * algorithms, deny caches, refunds and failure settings decide. The future completes, never
+   * exceptionally, once {@code out} holds the answer: at once when no store call is needed or the
+   * store answers from memory, else in the thread the store answered on. {@code out} is the
+   * request's own: nobody else touches it until then.
+   *
+   * @return whether the request may proceed
+   */
+  public java.util.concurrent.CompletionStage<Boolean> decideAsync(
+      RequestInfo request, Outcome out) {
+    CompiledRules c = compiled;
+    engine.begin(out);
+    if (!c.enabled() || (c.active().length == 0 && c.shed() == null)) {
+      return engine.decideAsync(out, 1);
+    }
+    return matcher.decideAsync(request, c, c.active(), null, out);
+  }
+
+  /**
    * Puts rules in force that only an adapter applies, such as a JAX-RS resource method's
    * {@code @RateLimited}: they match no request by path and method themselves, and the returned
    * {@link BoundRules#decide} applies them to the requests the adapter routed there. They share

@@ -5,6 +5,7 @@ import dev.sluice.Outcome;
 import dev.sluice.Policy;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Finds the rules that apply to a request and hands them to the {@link Engine}: method and path
@@ -38,6 +39,56 @@ final class RequestMatcher {
    * adapter's bound rules.
    */
   boolean decide(
+      RequestInfo request,
+      CompiledRules c,
+      ActiveRule[] candidates,
+      Map<String, String> bound,
+      Outcome out) {
+    int cls = match(request, c, candidates, bound, out);
+    if (cls == FAILED) {
+      return out.allowed();
+    }
+    try {
+      return cls == UNSHED ? engine.decide(out, 1) : c.shed().decide(engine, out, cls);
+    } catch (RuntimeException e) {
+      engine.failed(out, e);
+      return out.allowed();
+    }
+  }
+
+  /**
+   * {@link #decide} without waiting on the store: completes, never exceptionally, once {@code out}
+   * holds the answer.
+   */
+  CompletableFuture<Boolean> decideAsync(
+      RequestInfo request,
+      CompiledRules c,
+      ActiveRule[] candidates,
+      Map<String, String> bound,
+      Outcome out) {
+    int cls = match(request, c, candidates, bound, out);
+    if (cls == FAILED) {
+      return CompletableFuture.completedFuture(out.allowed());
+    }
+    try {
+      return cls == UNSHED ? engine.decideAsync(out, 1) : c.shed().decideAsync(engine, out, cls);
+    } catch (RuntimeException e) {
+      engine.failed(out, e);
+      return CompletableFuture.completedFuture(out.allowed());
+    }
+  }
+
+  /** What {@link #match} returns when no load shedding applies. */
+  private static final int UNSHED = Integer.MIN_VALUE;
+
+  /** What {@link #match} returns when it failed, and decided {@code out} by the failure. */
+  private static final int FAILED = Integer.MIN_VALUE + 1;
+
+  /**
+   * Adds the policies of every candidate that applies to {@code out}; returns the request's
+   * load-shedding class, {@link #UNSHED}, or {@link #FAILED}.
+   */
+  private int match(
       RequestInfo request,
       CompiledRules c,
       ActiveRule[] candidates,
@@ -94,20 +145,20 @@ final class RequestMatcher {
       current = null;
       SheddingPlan s = bound == null ? c.shed() : null;
       if (s == null) {
-        return engine.decide(out, 1);
+        return UNSHED;
       }
       int cls = s.classify(method, path, request);
       if (resolved != null) {
         cls = s.shedFirst(cls, s.classify(method, resolved, request));
       }
-      return s.decide(engine, out, cls);
+      return cls;
     } catch (RuntimeException e) {
       if (current != null) {
         // The rule being read when it failed applies, to decide by its failure setting.
         engine.add(out, current.policy, "");
       }
       engine.failed(out, e);
-      return out.allowed();
+      return FAILED;
     }
   }
 

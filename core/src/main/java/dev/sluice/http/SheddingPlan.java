@@ -67,13 +67,28 @@ final class SheddingPlan {
    * an admitted request in flight until its slots are released.
    */
   boolean decide(Engine engine, Outcome out, int cls) {
+    add(engine, out, cls);
+    return admitted(engine, out, cls, engine.decide(out, 1));
+  }
+
+  /** {@link #decide} without waiting on the store ({@link Engine#decideAsync}). */
+  java.util.concurrent.CompletableFuture<Boolean> decideAsync(Engine engine, Outcome out, int cls) {
+    add(engine, out, cls);
+    return engine.decideAsync(out, 1).thenApply(allowed -> admitted(engine, out, cls, allowed));
+  }
+
+  /** Adds the fleet shedder's counters for a request of class {@code cls}. */
+  private void add(Engine engine, Outcome out, int cls) {
     if (fleetAll != null) {
       engine.add(out, fleetAll, FLEET_IDENTITY);
       if (!critical(cls)) {
         engine.add(out, fleetNonCritical, FLEET_IDENTITY);
       }
     }
-    boolean allowed = engine.decide(out, 1);
+  }
+
+  /** What the worker shedder makes of a request the store's counters {@code allowed} or not. */
+  private boolean admitted(Engine engine, Outcome out, int cls, boolean allowed) {
     String name = name(cls);
     engine.classify(out, name);
     if (!allowed) {

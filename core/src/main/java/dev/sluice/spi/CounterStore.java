@@ -67,6 +67,26 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
+   * Asynchronous {@link #increment(CounterBatch)}, for a caller that must not wait on the store (a
+   * reactive adapter's event loop): reports each counter's counts through {@link
+   * CounterBatch#counted} before the returned future completes. The batch stays the caller's until
+   * then and is not reused meanwhile. The default runs {@link #increment(CounterBatch)} in the
+   * calling thread and returns a completed future: right for a store that answers from memory. A
+   * networked store overrides it to send the operations and return at once.
+   *
+   * @param batch the counters one decision needs, and where their counts go
+   * @return completed once every counter is counted, or with the store's failure
+   */
+  default CompletableFuture<Void> incrementAsync(CounterBatch batch) {
+    try {
+      increment(batch);
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
    * Subtracts each update's delta from its window, or from a running counter's value (a refund). A
    * count never drops below 0, and a counter the store has forgotten stays forgotten. May return
    * before the change is visible.

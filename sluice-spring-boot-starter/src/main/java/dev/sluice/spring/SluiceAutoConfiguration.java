@@ -8,6 +8,7 @@ import dev.sluice.micrometer.StoreMetrics;
 import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
+import dev.sluice.webflux.SluiceWebFilter;
 import dev.sluice.yaml.RulesFile;
 import dev.sluice.yaml.YamlRules;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -38,22 +39,26 @@ import org.springframework.core.io.Resource;
 import org.springframework.core.io.ResourceLoader;
 
 /**
- * Rate limiting for a Spring Boot servlet application from {@code sluice.*} properties: a {@link
- * RequestLimiter} bean over the rules file (watched when it is a file), the {@link SluiceFilter}
- * registered after Spring Security's filter chain, decisions counted in the context's {@link
- * MeterRegistry} and, with Actuator, the {@code sluice} endpoint and the {@code sluice} health
- * component. Define a {@link RequestLimiter} or {@link CounterStore} bean to replace the starter's.
+ * Rate limiting for a Spring Boot application from {@code sluice.*} properties: a {@link
+ * RequestLimiter} bean over the rules file (watched when it is a file), and in front of the
+ * application the {@link SluiceFilter} (servlet) or the {@link SluiceWebFilter} (WebFlux, deciding
+ * without blocking the event loop), registered after Spring Security's filter chain; decisions
+ * counted in the context's {@link MeterRegistry} and, with Actuator, the {@code sluice} endpoint
+ * and the {@code sluice} health component. Define a {@link RequestLimiter} or {@link CounterStore}
+ * bean to replace the starter's.
  */
 @AutoConfiguration(
     afterName =
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
-@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnClass(SluiceFilter.class)
+@ConditionalOnWebApplication
 @ConditionalOnProperty(prefix = "sluice", name = "rules")
 @EnableConfigurationProperties(SluiceProperties.class)
 public class SluiceAutoConfiguration {
 
-  /** Spring Security's {@code SecurityProperties.DEFAULT_FILTER_ORDER}, without the class. */
+  /**
+   * Spring Security's {@code SecurityProperties.DEFAULT_FILTER_ORDER}, without the class; its
+   * WebFlux filter chain runs at the same order.
+   */
   static final int SECURITY_FILTER_ORDER = -100;
 
   @Bean(destroyMethod = "close")
@@ -103,21 +108,42 @@ public class SluiceAutoConfiguration {
         file.map(f -> RulesFile.watch(f, limiter, properties.getRulesCheckInterval())));
   }
 
-  @Bean
-  @ConditionalOnMissingBean(name = "sluiceFilter")
-  FilterRegistrationBean<SluiceFilter> sluiceFilter(
-      RequestLimiter limiter, SluiceProperties properties, Environment env) {
-    FilterRegistrationBean<SluiceFilter> r =
-        new FilterRegistrationBean<>(new SluiceFilter(limiter));
-    r.setName("sluice");
-    r.setUrlPatterns(properties.getFilter().getUrlPatterns());
-    Integer order = properties.getFilter().getOrder();
-    r.setOrder(
-        order != null
-            ? order
-            : env.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
-                + 1);
-    return r;
+  /** The servlet filter, in a servlet application. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = {"jakarta.servlet.Filter", "dev.sluice.servlet.SluiceFilter"})
+  static class Servlet {
+    @Bean
+    @ConditionalOnMissingBean(name = "sluiceFilter")
+    FilterRegistrationBean<SluiceFilter> sluiceFilter(
+        RequestLimiter limiter, SluiceProperties properties, Environment env) {
+      FilterRegistrationBean<SluiceFilter> r =
+          new FilterRegistrationBean<>(new SluiceFilter(limiter));
+      r.setName("sluice");
+      r.setUrlPatterns(properties.getFilter().getUrlPatterns());
+      Integer order = properties.getFilter().getOrder();
+      r.setOrder(
+          order != null
+              ? order
+              : env.getProperty(
+                      "spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER)
+                  + 1);
+      return r;
+    }
+  }
+
+  /** The web filter, in a WebFlux application. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass(
+      name = {"org.springframework.web.server.WebFilter", "dev.sluice.webflux.SluiceWebFilter"})
+  static class Reactive {
+    @Bean
+    @ConditionalOnMissingBean(name = "sluiceWebFilter")
+    SluiceWebFilter sluiceWebFilter(RequestLimiter limiter, SluiceProperties properties) {
+      Integer order = properties.getFilter().getOrder();
+      return new SluiceWebFilter(limiter, order != null ? order : SECURITY_FILTER_ORDER + 1);
+    }
   }
 
   /** Decisions, rejections and store latency in the context's registry. */

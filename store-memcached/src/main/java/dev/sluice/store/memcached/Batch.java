@@ -143,6 +143,26 @@ final class Batch {
     }
   }
 
+  /**
+   * Every operation {@link #send} queued, for a caller that waits for their answers without parking
+   * ({@link Answers#whenAll}) and then calls {@link #await}, which finds them all answered.
+   */
+  List<Future<?>> sent() {
+    List<Future<?>> all = new ArrayList<>(incrs.length + touches.length + gets.size());
+    for (Future<?> f : incrs) {
+      if (f != null) {
+        all.add(f);
+      }
+    }
+    for (Future<?> f : touches) {
+      if (f != null) {
+        all.add(f);
+      }
+    }
+    all.addAll(gets.values());
+    return all;
+  }
+
   long[] await(long deadline) {
     int n = incrs.length;
     long[] out = new long[2 * n];

@@ -1,6 +1,7 @@
 package dev.sluice.store.memcached;
 
 import dev.sluice.Background;
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -14,6 +15,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ConnectionFactoryBuilder;
@@ -82,6 +86,10 @@ public final class MemcachedCounterStore implements CounterStore {
   private volatile boolean answered;
 
   final InstantSource clock;
+
+  /** Where an asynchronous increment's deadline is kept. */
+  private final ScheduledExecutorService scheduler;
+
   final NodeHealth health;
   private final MemcachedValues values;
   private final EvictionWatch evictions;
@@ -104,6 +112,7 @@ public final class MemcachedCounterStore implements CounterStore {
     this.timeoutNanos = b.operationTimeout.toNanos();
     this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
     this.clock = b.clock;
+    this.scheduler = b.scheduler;
     long opTimeout = Math.max(1, b.operationTimeout.toMillis());
     long maxReconnect = Math.max(1, b.maxReconnectDelay.toSeconds());
     int timeoutThreshold = b.timeoutExceptionThreshold;
@@ -185,25 +194,71 @@ public final class MemcachedCounterStore implements CounterStore {
     return counts;
   }
 
+  /**
+   * Sends the batch's operations and returns at once: no thread waits on memcached. Each
+   * operation's answer is heard through spymemcached's completion listeners, and once the last has
+   * come the counts are read from them in spymemcached's listener thread, which completes the
+   * future (and runs whatever the caller chained to it). The operation timeout bounds it as it
+   * bounds {@link #increment}: at the deadline, the store's scheduler fails what has not answered.
+   * The rare follow-up operations (another instance creating the key at the same moment, a token
+   * bucket's compare-and-set) are awaited in that listener thread, under the same deadline.
+   */
   @Override
   public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
-    // spymemcached has no composable futures; a caller wanting async gets the same batch awaited
-    // on the common pool, bounded by the operation timeout.
+    long deadline = deadline();
+    Batch batch;
     try {
-      Batch batch = send(updates);
-      long deadline = deadline();
-      return CompletableFuture.supplyAsync(
-          () -> {
-            try {
-              return answered(batch.await(deadline));
-            } catch (RuntimeException e) {
-              batch.failed();
-              throw e;
-            }
-          });
+      batch = send(updates);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+    CompletableFuture<long[]> result = new CompletableFuture<>();
+    AtomicBoolean taken = new AtomicBoolean();
+    Runnable finish =
+        () -> {
+          if (!taken.compareAndSet(false, true)) {
+            return;
+          }
+          try {
+            result.complete(answered(batch.await(deadline)));
+          } catch (RuntimeException e) {
+            batch.failed();
+            result.completeExceptionally(e);
+          }
+        };
+    try {
+      ScheduledFuture<?> timer =
+          scheduler.schedule(finish, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      Answers.whenAll(
+          batch.sent(),
+          () -> {
+            timer.cancel(false);
+            finish.run();
+          });
+    } catch (RuntimeException e) {
+      if (taken.compareAndSet(false, true)) {
+        batch.failed();
+        result.completeExceptionally(
+            StoreUnavailableException.unconfirmed(
+                "memcached operations could not be awaited: " + e));
+      }
+    }
+    return result;
+  }
+
+  /**
+   * {@link #incrementAsync(List)}, its counts reported to the batch before the future completes.
+   */
+  @Override
+  public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
+    int n = batch.size();
+    return incrementAsync(batch.updates())
+        .thenAccept(
+            counts -> {
+              for (int i = 0; i < n; i++) {
+                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+              }
+            });
   }
 
   @Override

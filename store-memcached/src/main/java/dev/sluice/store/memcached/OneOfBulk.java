@@ -17,6 +17,11 @@ final class OneOfBulk implements Future<Object> {
     this.key = key;
   }
 
+  /** {@return the multiget this key is read with} */
+  BulkFuture<Map<String, Object>> bulk() {
+    return bulk;
+  }
+
   @Override
   public boolean cancel(boolean mayInterrupt) {
     return bulk.cancel(mayInterrupt);

@@ -1,0 +1,271 @@
+package dev.sluice.grpc;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Duration;
+import com.google.rpc.Code;
+import com.google.rpc.RetryInfo;
+import dev.sluice.Outcome;
+import dev.sluice.Slots;
+import dev.sluice.http.Admission;
+import dev.sluice.http.RequestInfo;
+import dev.sluice.http.RequestLimiter;
+import io.grpc.ForwardingServerCall;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Rate limiting for a gRPC server, by the same rules as the HTTP adapters: a call is a {@code POST}
+ * of its full method name as the path ({@code /package.Service/Method}, so {@code match: { path:
+ * "/package.Service/*" }} takes every method of a service), its metadata as headers ({@code
+ * header:NAME} keys), and the peer's address as the client's ({@code ip}). The decision never
+ * blocks the transport's threads ({@link RequestLimiter#decideAsync}); the call starts once it is
+ * allowed.
+ *
+ * <p>An allowed call sends the rate-limit headers as response metadata ({@code x-ratelimit-*},
+ * {@code ratelimit-policy}, {@code ratelimit}). A refused one is closed with {@code
+ * RESOURCE_EXHAUSTED} (a rate or concurrency limit) or {@code UNAVAILABLE} (load shedding), the
+ * problem as its description, the headers as trailers, and a {@code google.rpc.Status} carrying a
+ * {@code google.rpc.RetryInfo} with the delay before a retry can pass. A call's concurrency slots
+ * are given back when it closes, completes or is cancelled. Thread-safe.
+ */
+public final class SluiceServerInterceptor implements ServerInterceptor {
+
+  private final RequestLimiter limiter;
+
+  public SluiceServerInterceptor(RequestLimiter limiter) {
+    this.limiter = Objects.requireNonNull(limiter, "limiter");
+  }
+
+  /** {@return the limiter: its kill switch, rule switches and {@code update}} */
+  public RequestLimiter limiter() {
+    return limiter;
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(
+      ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+    Call<Q, R> c = new Call<>(call, headers, next);
+    Admission.admitAsync(limiter, c, c)
+        .whenComplete((go, e) -> c.serial.execute(() -> c.decided(e != null || go)));
+    return c;
+  }
+
+  /**
+   * One call: what the rules see of it, its response metadata, and the listener that holds its
+   * events until the decision starts it (none but readiness and cancellation come before: the
+   * transport delivers no message until the handler asks for one).
+   */
+  private static final class Call<Q, R> extends ServerCall.Listener<Q>
+      implements RequestInfo, Admission.Exchange {
+    final Serial serial = new Serial();
+    private final ServerCall<Q, R> call;
+    private final Metadata requestHeaders;
+    private final ServerCallHandler<Q, R> next;
+    private final Metadata limitHeaders = new Metadata();
+    private volatile Slots slots = Slots.NONE;
+    private long retryAfterMillis;
+    private int status;
+    private String problem;
+    private ServerCall.Listener<Q> delegate;
+    private boolean cancelled;
+
+    Call(ServerCall<Q, R> call, Metadata requestHeaders, ServerCallHandler<Q, R> next) {
+      this.call = call;
+      this.requestHeaders = requestHeaders;
+      this.next = next;
+    }
+
+    /** After the decision, in {@link #serial}: starts the call, or closes it refused. */
+    void decided(boolean go) {
+      if (cancelled) {
+        slots.release();
+        return;
+      }
+      if (!go) {
+        call.close(refusal(), limitHeaders);
+        return;
+      }
+      delegate = next.startCall(new Responding(), requestHeaders);
+      if (call.isReady()) {
+        delegate.onReady();
+      }
+    }
+
+    private Status refusal() {
+      Status s = (status == 503 ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED);
+      long millis = Math.max(0, retryAfterMillis);
+      com.google.rpc.Status detail =
+          com.google.rpc.Status.newBuilder()
+              .setCode(status == 503 ? Code.UNAVAILABLE_VALUE : Code.RESOURCE_EXHAUSTED_VALUE)
+              .setMessage(problem)
+              .addDetails(
+                  Any.pack(
+                      RetryInfo.newBuilder()
+                          .setRetryDelay(
+                              Duration.newBuilder()
+                                  .setSeconds(millis / 1000)
+                                  .setNanos((int) (millis % 1000) * 1_000_000))
+                          .build()))
+              .build();
+      Metadata trailers = StatusProto.toStatusRuntimeException(detail).getTrailers();
+      if (trailers != null) {
+        limitHeaders.merge(trailers);
+      }
+      return s.withDescription(problem);
+    }
+
+    /** The call as the handler sees it: the rate-limit headers sent, the slots given back. */
+    private final class Responding extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
+      Responding() {
+        super(call);
+      }
+
+      @Override
+      public void sendHeaders(Metadata headers) {
+        headers.merge(limitHeaders);
+        super.sendHeaders(headers);
+      }
+
+      @Override
+      public void close(Status status, Metadata trailers) {
+        slots.release();
+        super.close(status, trailers);
+      }
+    }
+
+    // The listener: the call's events, in the order they came, once it has started.
+
+    @Override
+    public void onMessage(Q message) {
+      serial.execute(() -> delegate.onMessage(message));
+    }
+
+    @Override
+    public void onHalfClose() {
+      serial.execute(() -> delegate.onHalfClose());
+    }
+
+    @Override
+    public void onCancel() {
+      serial.execute(
+          () -> {
+            cancelled = true;
+            slots.release();
+            if (delegate != null) {
+              delegate.onCancel();
+            }
+          });
+    }
+
+    @Override
+    public void onComplete() {
+      serial.execute(
+          () -> {
+            slots.release();
+            if (delegate != null) {
+              delegate.onComplete();
+            }
+          });
+    }
+
+    @Override
+    public void onReady() {
+      serial.execute(
+          () -> {
+            if (delegate != null) {
+              delegate.onReady();
+            }
+          });
+    }
+
+    // The exchange: what the admission writes.
+
+    @Override
+    public void decide(Outcome out) {
+      throw new UnsupportedOperationException("decided by Admission.admitAsync");
+    }
+
+    @Override
+    public boolean takes(Outcome out) {
+      retryAfterMillis = out.retryAfterMillis();
+      return true;
+    }
+
+    @Override
+    public void accept(String name, String value) {
+      limitHeaders.put(
+          Metadata.Key.of(name.toLowerCase(Locale.ROOT), Metadata.ASCII_STRING_MARSHALLER), value);
+    }
+
+    @Override
+    public void hold(Slots slots) {
+      this.slots = slots;
+    }
+
+    @Override
+    public void refuse(int status, String contentType, String body) {
+      this.status = status;
+      this.problem = body;
+    }
+
+    // The request, as the rules see it.
+
+    @Override
+    public String method() {
+      return "POST";
+    }
+
+    @Override
+    public String path() {
+      return "/" + call.getMethodDescriptor().getFullMethodName();
+    }
+
+    @Override
+    public List<String> headers(String name) {
+      String key = name.toLowerCase(Locale.ROOT);
+      if (key.endsWith(Metadata.BINARY_HEADER_SUFFIX) || key.startsWith(":")) {
+        return List.of();
+      }
+      Iterable<String> values =
+          requestHeaders.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+      if (values == null) {
+        return List.of();
+      }
+      List<String> out = new ArrayList<>(1);
+      values.forEach(out::add);
+      return out;
+    }
+
+    @Override
+    public Optional<String> remoteAddress() {
+      SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+      if (!(peer instanceof InetSocketAddress inet)) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString());
+    }
+
+    @Override
+    public Optional<String> principal() {
+      return Optional.empty();
+    }
+
+    @Override
+    public Optional<Object> attribute(String name) {
+      return Optional.empty();
+    }
+  }
+}

@@ -1,0 +1,99 @@
+package dev.sluice.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.webflux.SluiceWebFilter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import reactor.blockhound.BlockHound;
+
+/**
+ * A WebFlux application with the starter alone, on Reactor Netty with BlockHound installed: limited
+ * from the same properties as a servlet one, in memory and on memcached, with the sluice_ metrics
+ * at /actuator/prometheus.
+ */
+class SluiceWebFluxStarterTest {
+
+  static {
+    BlockHound.builder()
+        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
+        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
+        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
+        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
+        .install();
+  }
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private static ConfigurableApplicationContext start(String... properties) {
+    List<String> all = new ArrayList<>(List.of(properties));
+    all.add("server.port=0");
+    all.add("sluice.rules=classpath:sluice-test-rules.yaml");
+    all.add("management.endpoints.web.exposure.include=prometheus,sluice,health");
+    return new SpringApplicationBuilder(ReactiveTestApp.class)
+        .web(WebApplicationType.REACTIVE)
+        .properties(all.toArray(new String[0]))
+        .run();
+  }
+
+  private HttpResponse<String> get(ConfigurableApplicationContext app, String path, String client)
+      throws Exception {
+    int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
+    if (client != null) {
+      b.header("X-Client", client);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void aWebFluxApplicationIsLimitedInMemory() throws Exception {
+    try (ConfigurableApplicationContext app = start()) {
+      assertThat(app.getBeansOfType(SluiceWebFilter.class)).hasSize(1);
+      assertLimited(app);
+    }
+  }
+
+  @Test
+  void aWebFluxApplicationIsLimitedOnMemcached() throws Exception {
+    try (MemcachedServer memcached = MemcachedServer.start();
+        ConfigurableApplicationContext app =
+            start(
+                "sluice.store=memcached",
+                "sluice.memcached.servers=" + memcached.address(),
+                "sluice.memcached.operation-timeout=1s")) {
+      assertLimited(app);
+      assertThat(get(app, "/actuator/prometheus", null).body()).contains("sluice_store_calls");
+    }
+  }
+
+  private void assertLimited(ConfigurableApplicationContext app) throws Exception {
+    for (int i = 0; i < 3; i++) {
+      HttpResponse<String> r = get(app, "/api/hello", "reactive");
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.body()).isEqualTo("hello");
+      assertThat(r.headers().firstValue("X-RateLimit-Remaining")).hasValue(String.valueOf(2 - i));
+    }
+    HttpResponse<String> rejected = get(app, "/api/hello", "reactive");
+    assertThat(rejected.statusCode()).isEqualTo(429);
+    assertThat(rejected.headers().firstValue("Retry-After")).isPresent();
+    assertThat(rejected.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(t -> assertThat(t).startsWith("application/problem+json"));
+    assertThat(rejected.body()).contains("quota-exceeded").contains("api-per-client");
+    assertThat(get(app, "/api/hello", "another-client").statusCode()).isEqualTo(200);
+    String scrape = get(app, "/actuator/prometheus", null).body();
+    assertThat(scrape).contains("sluice_requests_total{").contains("rule=\"api-per-client\"");
+  }
+}

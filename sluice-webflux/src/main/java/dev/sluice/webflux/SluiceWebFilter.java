@@ -1,0 +1,172 @@
+package dev.sluice.webflux;
+
+import dev.sluice.Outcome;
+import dev.sluice.Slots;
+import dev.sluice.http.Admission;
+import dev.sluice.http.RequestInfo;
+import dev.sluice.http.RequestLimiter;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * Rate limiting for a Spring WebFlux application, with the same rules, keys, headers, 429/503
+ * bodies and concurrency slots as the servlet filter, decided without blocking the event loop
+ * ({@link RequestLimiter#decideAsync}): an in-memory store answers in the calling thread, memcached
+ * in its client's listener thread, where the rest of the chain then goes on. A request's
+ * concurrency slots are given back when its response completes, fails or is cancelled.
+ *
+ * <p>The path the rules match is the request's raw path within the application (below {@code
+ * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client
+ * address is the connection's peer; {@code Forwarded} and {@code X-Forwarded-For} count only from
+ * the rules' trusted proxies. Thread-safe.
+ */
+public final class SluiceWebFilter implements WebFilter, Ordered {
+
+  private final RequestLimiter limiter;
+  private final int order;
+
+  /**
+   * A filter deciding by {@code limiter}, at {@code order} among the application's web filters
+   * (Spring Security's runs at -100: after it, the rules can key on the authenticated user).
+   */
+  public SluiceWebFilter(RequestLimiter limiter, int order) {
+    this.limiter = Objects.requireNonNull(limiter, "limiter");
+    this.order = order;
+  }
+
+  /** {@return the limiter: its kill switch, rule switches and {@code update}} */
+  public RequestLimiter limiter() {
+    return limiter;
+  }
+
+  @Override
+  public int getOrder() {
+    return order;
+  }
+
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    return exchange
+        .getPrincipal()
+        .map(Principal::getName)
+        .map(Optional::of)
+        .defaultIfEmpty(Optional.empty())
+        .flatMap(
+            principal -> {
+              Exchange x = new Exchange(exchange, principal);
+              return Mono.fromCompletionStage(Admission.admitAsync(limiter, x, x))
+                  .flatMap(go -> go ? x.proceed(chain) : x.writeRefusal());
+            });
+  }
+
+  /** A WebFlux exchange as the rules see it, and its response. */
+  private static final class Exchange implements RequestInfo, Admission.Exchange {
+    private final ServerWebExchange exchange;
+    private final ServerHttpRequest request;
+    private final Optional<String> principal;
+    private Slots slots = Slots.NONE;
+    private int status;
+    private String contentType;
+    private byte[] body;
+
+    Exchange(ServerWebExchange exchange, Optional<String> principal) {
+      this.exchange = exchange;
+      this.request = exchange.getRequest();
+      this.principal = principal;
+    }
+
+    Mono<Void> proceed(WebFilterChain chain) {
+      Slots held = slots;
+      if (!held.holds()) {
+        return chain.filter(exchange);
+      }
+      // Given back however the response ends: completed, failed, or cancelled by the client.
+      return chain.filter(exchange).doFinally(signal -> held.release());
+    }
+
+    Mono<Void> writeRefusal() {
+      ServerHttpResponse response = exchange.getResponse();
+      response.setStatusCode(HttpStatusCode.valueOf(status));
+      response.getHeaders().setContentType(MediaType.parseMediaType(contentType));
+      response.getHeaders().setContentLength(body.length);
+      return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+    }
+
+    @Override
+    public void decide(Outcome out) {
+      throw new UnsupportedOperationException("decided by Admission.admitAsync");
+    }
+
+    @Override
+    public void accept(String name, String value) {
+      exchange.getResponse().getHeaders().set(name, value);
+    }
+
+    @Override
+    public void hold(Slots slots) {
+      this.slots = slots;
+    }
+
+    @Override
+    public void refuse(int status, String contentType, String body) {
+      this.status = status;
+      this.contentType = contentType;
+      this.body = body.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String method() {
+      return request.getMethod().name();
+    }
+
+    @Override
+    public String path() {
+      // Raw (still percent-encoded), within the application: the rules split and decode it.
+      return request.getPath().pathWithinApplication().value();
+    }
+
+    @Override
+    public List<String> headers(String name) {
+      List<String> values = request.getHeaders().get(name);
+      return values == null ? List.of() : values;
+    }
+
+    @Override
+    public Optional<String> header(String name) {
+      return Optional.ofNullable(request.getHeaders().getFirst(name));
+    }
+
+    @Override
+    public Optional<String> remoteAddress() {
+      InetSocketAddress peer = request.getRemoteAddress();
+      if (peer == null) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          peer.getAddress() != null ? peer.getAddress().getHostAddress() : peer.getHostString());
+    }
+
+    @Override
+    public Optional<String> principal() {
+      return principal;
+    }
+
+    @Override
+    public Optional<Object> attribute(String name) {
+      return Optional.ofNullable(exchange.getAttribute(name));
+    }
+  }
+}

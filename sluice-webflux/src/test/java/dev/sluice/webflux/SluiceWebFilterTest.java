@@ -1,0 +1,293 @@
+package dev.sluice.webflux;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Algorithm;
+import dev.sluice.http.PathSpellings;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.Rule;
+import dev.sluice.http.RuleSet;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.store.inmemory.InMemoryCounterStore;
+import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.memcached.MemcachedServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import org.junit.jupiter.api.Test;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The WebFlux filter on a real Reactor Netty server, BlockHound installed: the servlet filter's
+ * limits, headers and bodies, its concurrency slots given back however a response ends, and the
+ * path spellings and forged headers that the servlet filter and the JAX-RS feature withstand.
+ */
+class SluiceWebFilterTest {
+
+  private static final Rule PER_KEY =
+      Rule.builder("per-key")
+          .path("/api/**")
+          .key("header:X-Api-Key")
+          .algorithm(Algorithm.FIXED_WINDOW)
+          .tier(3, Duration.ofMinutes(1))
+          .build();
+
+  private static RequestLimiter limiter(CounterStore store, Rule... rules) {
+    RuleSet.Builder b = RuleSet.builder();
+    for (Rule r : rules) {
+      b.rule(r);
+    }
+    return RequestLimiter.builder(store).rules(b.build()).build();
+  }
+
+  private static RouterFunction<ServerResponse> hello() {
+    return RouterFunctions.route()
+        .GET("/api/{*rest}", r -> ServerResponse.ok().bodyValue("hello"))
+        .build();
+  }
+
+  private static List<String> get(String path, String... headers) {
+    List<String> lines = new ArrayList<>();
+    lines.add("GET " + path + " HTTP/1.1");
+    lines.addAll(List.of(headers));
+    return lines;
+  }
+
+  @Test
+  void limitsInMemoryWithTheHeadersAndBodyOfTheServletFilter() throws Exception {
+    try (WebFluxServer app =
+        new WebFluxServer(limiter(InMemoryCounterStore.create(), PER_KEY), hello())) {
+      assertLimited(app);
+    }
+  }
+
+  @Test
+  void limitsOnMemcachedWithoutBlockingTheEventLoop() throws Exception {
+    try (MemcachedServer memcached = MemcachedServer.start();
+        MemcachedCounterStore store =
+            MemcachedCounterStore.builder()
+                .servers(memcached.address())
+                .prefix("webflux")
+                .operationTimeout(Duration.ofSeconds(1))
+                .build();
+        WebFluxServer app = new WebFluxServer(limiter(store, PER_KEY), hello())) {
+      assertLimited(app);
+    }
+  }
+
+  private static void assertLimited(WebFluxServer app) throws IOException {
+    for (int i = 0; i < 3; i++) {
+      String r = app.response(get("/api/items", "X-Api-Key: k"));
+      assertTrue(r.startsWith("HTTP/1.1 200"), r);
+      assertTrue(r.contains("X-RateLimit-Limit: 3"), r);
+      assertTrue(r.contains("X-RateLimit-Remaining: " + (2 - i)), r);
+      assertTrue(r.endsWith("hello"), r);
+    }
+    String refused = app.response(get("/api/items", "X-Api-Key: k"));
+    assertTrue(refused.startsWith("HTTP/1.1 429"), refused);
+    assertTrue(refused.contains("Retry-After: "), refused);
+    assertTrue(refused.contains("Content-Type: application/problem+json"), refused);
+    assertTrue(refused.contains("\"per-key\""), refused);
+    assertTrue(
+        app.response(get("/api/items", "X-Api-Key: other")).startsWith("HTTP/1.1 200"),
+        "another key has its own limit");
+    assertTrue(
+        app.response(get("/elsewhere", "X-Api-Key: k")).startsWith("HTTP/1.1 404"),
+        "a path no rule matches is not limited");
+  }
+
+  @Test
+  void aConcurrencySlotIsGivenBackWhenTheResponseCompletesFailsOrIsCancelled() throws Exception {
+    Rule inFlight =
+        Rule.builder("in-flight")
+            .path("/api/**")
+            .key("header:X-Api-Key")
+            .concurrency(1, Duration.ofMinutes(5))
+            .build();
+    Sinks.One<String> release = Sinks.one();
+    // Set when a handler runs: its request holds the slot from then on.
+    java.util.concurrent.atomic.AtomicInteger started =
+        new java.util.concurrent.atomic.AtomicInteger();
+    RouterFunction<ServerResponse> routes =
+        RouterFunctions.route()
+            .GET(
+                "/api/slow",
+                r -> {
+                  started.incrementAndGet();
+                  return ServerResponse.ok().body(release.asMono(), String.class);
+                })
+            .GET(
+                "/api/never",
+                r -> {
+                  started.incrementAndGet();
+                  return ServerResponse.ok().body(Mono.never(), String.class);
+                })
+            .GET("/api/fails", r -> Mono.error(new IllegalStateException("handler failed")))
+            .GET("/api/fast", r -> ServerResponse.ok().bodyValue("fast"))
+            .build();
+    try (WebFluxServer app =
+        new WebFluxServer(limiter(InMemoryCounterStore.create(), inFlight), routes)) {
+      // Completes: the slot is held while the response is in flight, given back after.
+      CompletableFuture<Integer> slow =
+          CompletableFuture.supplyAsync(() -> status(app, "/api/slow"));
+      awaitStarted(started, 1);
+      assertEquals(429, status(app, "/api/fast"));
+      release.tryEmitValue("done");
+      assertEquals(200, slow.get(10, TimeUnit.SECONDS));
+      awaitStatus(app, "/api/fast", 200);
+
+      // Fails: given back.
+      assertEquals(500, app.status(get("/api/fails", "X-Api-Key: k")));
+      assertEquals(200, app.status(get("/api/fast", "X-Api-Key: k")));
+
+      // Cancelled: the client hangs up while the handler still works.
+      try (Socket s = new Socket(InetAddress.getLoopbackAddress(), app.port())) {
+        OutputStream out = s.getOutputStream();
+        out.write(
+            "GET /api/never HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: k\r\n\r\n"
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        awaitStarted(started, 2);
+        assertEquals(429, status(app, "/api/fast"));
+      }
+      awaitStatus(app, "/api/fast", 200);
+    }
+  }
+
+  private static int status(WebFluxServer app, String path) {
+    try {
+      return app.status(get(path, "X-Api-Key: k"));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static void awaitStarted(java.util.concurrent.atomic.AtomicInteger started, int n) {
+    assertTrue(
+        MemcachedServer.await(Duration.ofSeconds(10), () -> started.get() >= n),
+        "the handler never ran");
+  }
+
+  /** Waits, with a deadline, until a request to {@code path} is answered {@code expected}. */
+  private static void awaitStatus(WebFluxServer app, String path, int expected) {
+    boolean seen =
+        MemcachedServer.await(Duration.ofSeconds(10), () -> status(app, path) == expected);
+    assertTrue(seen, path + " never answered " + expected);
+  }
+
+  /** One trick: request {@code i} as raw HTTP/1.1 head lines. */
+  private record Trick(String name, IntFunction<List<String>> request) {}
+
+  @Test
+  void noPathSpellingOrForgedHeaderGetsPastTheLimit() throws Exception {
+    Rule report =
+        Rule.builder("report")
+            .methods("GET")
+            .path("/api/v1/report")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(5, Duration.ofHours(1))
+            .build();
+    Rule lead =
+        Rule.builder("lead")
+            .methods("POST")
+            .path("/api/v1/lead/{id}")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(5, Duration.ofHours(1))
+            .build();
+    RuleSet rules =
+        RuleSet.builder()
+            .trustedProxies(List.of("127.0.0.1/32"))
+            .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+            .rule(report)
+            .rule(lead)
+            .build();
+    RouterFunction<ServerResponse> routes =
+        RouterFunctions.route()
+            .GET("/api/v1/report", r -> ServerResponse.ok().bodyValue("report"))
+            .POST(
+                "/api/v1/lead/{id}",
+                r -> ServerResponse.ok().bodyValue("lead " + r.pathVariable("id")))
+            .build();
+    List<Trick> tricks = new ArrayList<>();
+    for (int n = 0; n < PathSpellings.STRUCTURE.size(); n++) {
+      String spelling = PathSpellings.STRUCTURE.get(n);
+      String client = "X-Forwarded-For: 198.51.101." + (n + 1);
+      tricks.add(
+          new Trick(
+              "POST /api/v1/lead/" + spelling,
+              i ->
+                  List.of(
+                      "POST /api/v1/lead/" + spelling + " HTTP/1.1", "Content-Length: 0", client)));
+    }
+    tricks.add(
+        new Trick(
+            "a new path parameter each time",
+            i -> get("/api/v1/report;x=" + i, "X-Forwarded-For: 198.51.100.2")));
+    tricks.add(
+        new Trick(
+            "path parameters on every segment",
+            i -> get("/api;a=" + i + "/v1;b/report", "X-Forwarded-For: 198.51.100.4")));
+    tricks.add(
+        new Trick(
+            "percent-encoded letters",
+            i -> get("/api/v1/%72eport", "X-Forwarded-For: 198.51.100.5")));
+    tricks.add(
+        new Trick(
+            "a client-sent Forwarded: for=NEW",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "Forwarded: for=203.0.113." + i,
+                    "X-Forwarded-For: 198.51.100.8")));
+    tricks.add(
+        new Trick(
+            "a forged first X-Forwarded-For hop",
+            i -> get("/api/v1/report", "X-Forwarded-For: 203.0.113." + i + ", 198.51.100.9")));
+    tricks.add(
+        new Trick(
+            "IPv4 and IPv4-mapped IPv6 by turns",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Forwarded-For: " + (i % 2 == 0 ? "" : "::ffff:") + "198.51.100.10")));
+    tricks.add(
+        new Trick(
+            "a new X-Api-Key each time",
+            i ->
+                get(
+                    "/api/v1/report",
+                    "X-Api-Key: invented-" + i,
+                    "X-Forwarded-For: 198.51.100.11")));
+    List<String> bypasses = new ArrayList<>();
+    try (WebFluxServer app =
+        new WebFluxServer(
+            RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build(), routes)) {
+      for (Trick t : tricks) {
+        int passed = 0;
+        for (int i = 0; i < 20; i++) {
+          passed += app.status(t.request().apply(i)) / 100 == 2 ? 1 : 0;
+        }
+        if (passed > 5) {
+          bypasses.add(String.format(Locale.ROOT, "%s: %d of 20", t.name(), passed));
+        }
+      }
+    }
+    assertEquals(List.of(), bypasses);
+  }
+}

@@ -1,0 +1,229 @@
+package dev.sluice.store.memcached;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.Outcome;
+import dev.sluice.http.RequestInfo;
+import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.Rule;
+import dev.sluice.http.RuleSet;
+import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.StoreTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.blockhound.BlockHound;
+
+/**
+ * The store's asynchronous increment sends its operations and returns: the caller, on a thread that
+ * BlockHound forbids to block, never waits on memcached, and the counts are the blocking path's.
+ */
+class MemcachedAsyncTest {
+
+  /** Threads BlockHound treats as an event loop's: any blocking call on them fails. */
+  static final String NON_BLOCKING = "sluice-test-loop";
+
+  private static MemcachedServer server;
+  private static final AtomicInteger PREFIX = new AtomicInteger();
+  private MemcachedCounterStore store;
+
+  @BeforeAll
+  static void start() {
+    BlockHound.builder()
+        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith(NON_BLOCKING)))
+        // Queuing an operation takes spymemcached's queue lock for a moment: bounded, never I/O.
+        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+        // The deadline is a task on the store's scheduler: its queue's lock, held for a moment.
+        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
+        .install();
+    server = MemcachedServer.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @AfterEach
+  void closeStore() {
+    if (store != null) {
+      store.close();
+    }
+  }
+
+  private MemcachedCounterStore store(Duration timeout) {
+    store =
+        MemcachedCounterStore.builder()
+            .servers(server.address())
+            .prefix("async" + PREFIX.incrementAndGet())
+            .operationTimeout(timeout)
+            .build();
+    return store;
+  }
+
+  /**
+   * Runs {@code work} on a thread of its own that BlockHound forbids to block, as an event loop's
+   * task, and returns what it returned; its failure (a blocking call) is rethrown as the cause.
+   */
+  private static <T> T onLoop(Supplier<T> work) throws Exception {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                result.complete(work.get());
+              } catch (Throwable e) {
+                result.completeExceptionally(e);
+              }
+            },
+            NON_BLOCKING);
+    t.start();
+    t.join(10_000);
+    return result.get(0, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void blockHoundCatchesABlockingCallOnTheLoop() {
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () ->
+                onLoop(
+                    () -> {
+                      try {
+                        Thread.sleep(1);
+                      } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                      }
+                      return null;
+                    }));
+    assertTrue(String.valueOf(e.getCause()).contains("Blocking call"), e::toString);
+  }
+
+  @Test
+  void countsAsTheBlockingIncrementWithoutParkingTheCaller() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofSeconds(2));
+    long w = System.currentTimeMillis() / 60_000;
+    List<CounterUpdate> batch =
+        List.of(
+            new CounterUpdate("r", "k", 60_000, w, 1),
+            new CounterUpdate("r", "k", 1_000, w * 60, 2),
+            new CounterUpdate("other", "k", 60_000, w, 1));
+    s.increment(List.of(new CounterUpdate("r", "k", 60_000, w - 1, 5)));
+    for (int i = 1; i <= 3; i++) {
+      CompletableFuture<long[]> f = onLoop(() -> s.incrementAsync(batch));
+      long[] counts = f.get(5, TimeUnit.SECONDS);
+      assertArrayEquals(new long[] {i, 5, 2L * i, 0, i, 0}, counts, "call " + i);
+    }
+    long[] blocking = s.increment(batch);
+    assertArrayEquals(new long[] {4, 5, 8, 0, 4, 0}, blocking);
+  }
+
+  @Test
+  void aRequestLimiterDecidesOnTheLoopWithoutBlocking() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofSeconds(2));
+    RequestLimiter limiter =
+        RequestLimiter.builder(s)
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("per-key")
+                            .path("/api/**")
+                            .key("header:X-Api-Key")
+                            .tier(3, Duration.ofMinutes(1))
+                            .build())
+                    .rule(
+                        Rule.builder("in-flight")
+                            .path("/api/**")
+                            .key("header:X-Api-Key")
+                            .concurrency(10, Duration.ofSeconds(30))
+                            .build())
+                    .build())
+            .build();
+    for (int i = 0; i < 5; i++) {
+      Outcome out = new Outcome();
+      CompletableFuture<Boolean> f =
+          onLoop(() -> limiter.decideAsync(request("k"), out).toCompletableFuture());
+      boolean allowed = f.get(5, TimeUnit.SECONDS);
+      assertEquals(i < 3, allowed, "request " + i);
+      assertFalse(out.storeFailed(), out::toString);
+      CompletableFuture<Void> released =
+          onLoop(
+              () -> {
+                limiter.slots(out).release();
+                return CompletableFuture.completedFuture(null);
+              });
+      released.get(5, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void aStalledServerFailsTheFutureAtTheDeadlineAndTheCallerNeverWaits() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofMillis(200));
+    long w = System.currentTimeMillis() / 60_000;
+    List<CounterUpdate> batch = List.of(new CounterUpdate("stall", "k", 60_000, w, 1));
+    s.increment(batch); // warm: the store has been answered once
+    server.stall();
+    try {
+      long t0 = System.nanoTime();
+      CompletableFuture<long[]> f = onLoop(() -> s.incrementAsync(batch));
+      assertFalse(f.isDone(), "the caller got the future back before any answer");
+      CompletionException e = assertThrows(CompletionException.class, f::join);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue(StoreTimeoutException.in(e), e::toString);
+      assertTrue(ms >= 150 && ms < 2_000, "failed at the deadline, after " + ms + " ms");
+    } finally {
+      server.resume();
+    }
+  }
+
+  private static RequestInfo request(String key) {
+    return new RequestInfo() {
+      @Override
+      public String method() {
+        return "GET";
+      }
+
+      @Override
+      public String path() {
+        return "/api/x";
+      }
+
+      @Override
+      public List<String> headers(String name) {
+        return name.equalsIgnoreCase("X-Api-Key") ? List.of(key) : List.of();
+      }
+
+      @Override
+      public Optional<String> remoteAddress() {
+        return Optional.of("192.0.2.1");
+      }
+
+      @Override
+      public Optional<String> principal() {
+        return Optional.empty();
+      }
+
+      @Override
+      public Optional<Object> attribute(String name) {
+        return Optional.empty();
+      }
+    };
+  }
+}
