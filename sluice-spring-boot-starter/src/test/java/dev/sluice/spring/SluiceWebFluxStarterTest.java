@@ -2,7 +2,7 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.webflux.SluiceWebFilter;
 import java.net.URI;
 import java.net.http.HttpClient;

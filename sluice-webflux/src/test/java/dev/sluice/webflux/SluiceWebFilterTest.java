@@ -11,7 +11,7 @@ import dev.sluice.http.RuleSet;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
-import dev.sluice.store.memcached.MemcachedServer;
+import dev.sluice.testkit.MemcachedServer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;

@@ -1,5 +1,6 @@
 package dev.sluice.store.memcached;
 
+import dev.sluice.testkit.MemcachedServer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
