@@ -118,7 +118,9 @@ final class TwoLayerStore {
                 batch.periodMillis(i),
                 batch.window(i),
                 batch.delta(i),
-                batch.floor(i)));
+                batch.floor(i),
+                batch.released(i),
+                batch.ceiling(i)));
       }
       long[] counts = shared.increment(updates);
       for (int j = 0; j < direct.size(); j++) {
