@@ -120,8 +120,7 @@ class TokenBucketTest {
       assertFalse(l.tryAcquire("k").allowed());
     }
     assertEquals(6, store.incrementCalls(), "one store call refused; the deny cache the rest");
-    assertEquals(
-        0, store.decrementCalls(), "the refused one was not written: nothing to refund");
+    assertEquals(0, store.decrementCalls(), "the refused one was not written: nothing to refund");
     clock.advanceMillis(100);
     assertTrue(l.tryAcquire("k").allowed(), "the token due at 1 s");
   }
