@@ -103,8 +103,9 @@ public final class MemcachedCounterStore implements CounterStore {
     this.timeoutNanos = b.operationTimeout.toNanos();
     this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
     this.clock = b.clock;
+    // A round abandoned as stuck only once no decision could still be waiting on it.
     this.lines =
-        new RunningLines(this, PREVIOUS_CACHE_SIZE, Math.max(2 * timeoutNanos, 100_000_000L));
+        new RunningLines(this, PREVIOUS_CACHE_SIZE, Math.max(2 * coldTimeoutNanos, 1_000_000_000L));
     long opTimeout = Math.max(1, b.operationTimeout.toMillis());
     long maxReconnect = Math.max(1, b.maxReconnectDelay.toSeconds());
     int timeoutThreshold = b.timeoutExceptionThreshold;

@@ -31,19 +31,31 @@ import net.spy.memcached.internal.OperationFuture;
  * <p>A round gives up after {@value #MAX_ROUNDS} failed compare-and-sets (the requests fail as on a
  * store failure; none of them was written), or when one of its operations fails; its requests'
  * callers time out on their own deadline, and a request that timed out before its round was sent is
- * left out of it. A round still in flight after {@link #stuckNanos} (memcached hung without
- * answering) is abandoned by the next request. Thread-safe; each line is guarded by its monitor,
- * and rounds continue on spymemcached's listener threads.
+ * left out of it (one that timed out after it was sent may still be counted, as a late {@code incr}
+ * is). A round still in flight after {@code stuckNanos} (twice the longest a decision waits:
+ * memcached took the operations and never answered) is abandoned by the next request. Thread-safe;
+ * each line is guarded by its monitor, and rounds continue on spymemcached's listener threads.
  */
 final class RunningLines {
 
   /** The most compare-and-sets one round sends before its requests fail. */
-  static final int MAX_ROUNDS = 8;
+  static final int MAX_ROUNDS = 64;
 
   private final MemcachedCounterStore store;
   private final int capacity;
   private final long stuckNanos;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
+
+  /** Compare-and-sets (and adds) sent, and those another writer won; for tests and benchmarks. */
+  final java.util.concurrent.atomic.LongAdder writesSent =
+      new java.util.concurrent.atomic.LongAdder();
+
+  final java.util.concurrent.atomic.LongAdder writesLost =
+      new java.util.concurrent.atomic.LongAdder();
+
+  /** Reads sent (a line that knew nothing, a refusal confirmed, a write lost). */
+  final java.util.concurrent.atomic.LongAdder readsSent =
+      new java.util.concurrent.atomic.LongAdder();
 
   RunningLines(MemcachedCounterStore store, int capacity, long stuckNanos) {
     this.store = store;
@@ -201,13 +213,19 @@ final class RunningLines {
           return;
         }
         long target = s;
+        writesSent.increment();
         int expiry = store.expiry(periodMillis);
         OperationFuture<?> write =
             present
                 ? store.client().asyncCAS(key, cas, expiry, Long.toString(target))
                 : store.client().add(key, expiry, Long.toString(target));
-        OperationFuture<CASValue<Object>> reread = contended ? store.client().asyncGets(key) : null;
-        var unused = write.addListener(f -> written(gen, write, reread, target, results));
+        OperationFuture<CASValue<Object>> reread = null;
+        if (contended) {
+          readsSent.increment();
+          reread = store.client().asyncGets(key);
+        }
+        OperationFuture<CASValue<Object>> behind = reread;
+        var unused = write.addListener(f -> written(gen, write, behind, target, results));
       } catch (RuntimeException e) {
         // Not sent (a full queue, a client shutting down): nothing was written.
         known = false;
@@ -216,6 +234,7 @@ final class RunningLines {
     }
 
     private void read(int gen) {
+      readsSent.increment();
       OperationFuture<CASValue<Object>> gets = store.client().asyncGets(key);
       var unused = gets.addListener(f -> read(gen, gets));
     }
@@ -290,6 +309,7 @@ final class RunningLines {
       }
       contended = true;
       known = false;
+      writesLost.increment();
       if (++attempts >= MAX_ROUNDS) {
         fail(
             new StoreUnavailableException(

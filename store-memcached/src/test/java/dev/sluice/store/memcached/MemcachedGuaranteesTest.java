@@ -127,6 +127,47 @@ class MemcachedGuaranteesTest {
   }
 
   @Test
+  void twoInstancesSplitThreeToOneAdmitExactlyWhatGcraAdmits() {
+    // 4,000 requests a second against 1,000 a second, three of every four to the second instance:
+    // neither over-admitted (a catch-up counted on top of the other's writes) nor starved (refused
+    // requests moving the arrival time on).
+    List<RateLimiter> l = buckets(2, 1_000, Duration.ofSeconds(1), 1_000);
+    long interval = 1_000_000;
+    long tat = 0;
+    int admitted = 0;
+    int exact = 0;
+    for (int tick = 0; tick < 2_000; tick++) {
+      clock.advanceMillis(1);
+      long now = (clock.millis() - 1_577_836_800_000L) * 1_000_000;
+      for (int j = 0; j < 4; j++) {
+        long next = Math.max(tat, now) + interval;
+        if (next <= now + 1_000 * interval) {
+          tat = next;
+          exact++;
+        }
+        admitted += l.get(j == 0 ? 0 : 1).tryAcquire("split").allowed() ? 1 : 0;
+      }
+    }
+    System.out.printf("two instances split 1:3, 2 s: admitted %d, exact %d%n", admitted, exact);
+    assertEquals(exact, admitted);
+  }
+
+  @Test
+  void aClientRefusedOnTwoInstancesIsAdmittedOneIntervalAfterItStops() {
+    // Burst 5 at 1 a second, no deny cache: every refused request reaches the store.
+    List<RateLimiter> l = buckets(2, 1, Duration.ofSeconds(1), 5);
+    int admitted = 0;
+    for (int tick = 0; tick < 600; tick++) {
+      clock.advanceMillis(100);
+      admitted += l.get(tick % 2).tryAcquire("steady").allowed() ? 1 : 0;
+    }
+    // 5 at once, then one a second: at 1.1 s, 2.1 s ... 59.1 s.
+    assertEquals(5 + 59, admitted);
+    clock.advanceMillis(1_000);
+    assertTrue(l.get(0).tryAcquire("steady").allowed(), "a token a second after the last one");
+  }
+
+  @Test
   void onOneInstanceATokenBucketAdmitsExactlyWhatGcraAdmitsUnderConcurrency() throws Exception {
     // A burst of 1,000 (1 % of it is 10 tokens): a bucket decided even slightly low shows.
     RateLimiter l = buckets(1, 10_000, Duration.ofSeconds(1), 1_000).get(0);
