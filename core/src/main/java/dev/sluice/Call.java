@@ -338,6 +338,11 @@ final class Call implements TwoLayerBatch {
   }
 
   @Override
+  public long ceiling(int i) {
+    return counters[i].limit.ceiling(now);
+  }
+
+  @Override
   public boolean released(int i) {
     return counters[i].limit.heldUntilReleased();
   }
@@ -458,11 +463,17 @@ final class Call implements TwoLayerBatch {
     return retry == Count.NEVER ? Long.MAX_VALUE : retry;
   }
 
-  /** The counters as updates to refund: all of them, or the failing shadow policies'. */
+  /**
+   * The counters as updates to refund: all of them, or the failing shadow policies'; never a
+   * counter that refused and that the store did not write ({@link TierLimit#refusedUnwritten}).
+   */
   List<CounterUpdate> updates(boolean shadowFailedOnly) {
     List<CounterUpdate> out = new ArrayList<>(size());
     for (int i = 0; i < size(); i++) {
       Counter c = counter(i);
+      if (!c.count.passed() && c.limit.refusedUnwritten()) {
+        continue;
+      }
       if (!shadowFailedOnly || c.entry.shadowFailed) {
         out.add(update(i));
       }
@@ -473,6 +484,13 @@ final class Call implements TwoLayerBatch {
   /** Counter {@code i} as an update. */
   CounterUpdate update(int i) {
     return new CounterUpdate(
-        rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i), released(i));
+        rule(i),
+        identity(i),
+        periodMillis(i),
+        window(i),
+        delta(i),
+        floor(i),
+        released(i),
+        ceiling(i));
   }
 }

@@ -54,12 +54,18 @@ final class LocalCounters implements CounterStore {
       this.periodMillis = periodMillis;
     }
 
-    /** Adds {@code delta} to {@code w} (or raises a running value to {@code floor} first). */
-    long add(long w, long delta, long floor, long now) {
+    /**
+     * Adds {@code delta} to {@code w}, or raises a running value to {@code floor} first and keeps
+     * the result only when it is at most {@code ceiling}.
+     */
+    long add(long w, long delta, long floor, long ceiling, long now) {
       touchedMillis = now;
       if (floor > 0) {
-        current = saturatedSum(Math.max(current, floor), delta);
-        return current;
+        long v = saturatedSum(Math.max(current, floor), delta);
+        if (v <= ceiling) {
+          current = v;
+        }
+        return v;
       }
       if (w == window - 1) {
         previous = saturatedSum(previous, delta);
@@ -94,7 +100,15 @@ final class LocalCounters implements CounterStore {
     sweepIfDue(now);
     long[] counts = new long[2];
     for (int i = 0; i < batch.size(); i++) {
-      add(batch.key(i), batch.window(i), batch.delta(i), batch.floor(i), now, counts, 0);
+      add(
+          batch.key(i),
+          batch.window(i),
+          batch.delta(i),
+          batch.floor(i),
+          batch.ceiling(i),
+          now,
+          counts,
+          0);
       batch.counted(i, counts[0], counts[1]);
     }
   }
@@ -106,7 +120,7 @@ final class LocalCounters implements CounterStore {
     long[] out = new long[2 * updates.size()];
     for (int i = 0; i < updates.size(); i++) {
       CounterUpdate u = updates.get(i);
-      add(key(u), u.window(), u.delta(), u.floor(), now, out, 2 * i);
+      add(key(u), u.window(), u.delta(), u.floor(), u.ceiling(), now, out, 2 * i);
     }
     return out;
   }
@@ -142,12 +156,13 @@ final class LocalCounters implements CounterStore {
   }
 
   /** Counts one update; its count at {@code out[at]}, the previous window's at {@code at + 1}. */
-  private void add(CounterKey key, long w, long delta, long floor, long now, long[] out, int at) {
+  private void add(
+      CounterKey key, long w, long delta, long floor, long ceiling, long now, long[] out, int at) {
     while (true) {
       Cell c = cell(key, true);
       synchronized (c) {
         if (!c.gone) {
-          out[at] = c.add(w, delta, floor, now);
+          out[at] = c.add(w, delta, floor, ceiling, now);
           out[at + 1] = c.previousOf(w, floor);
           return;
         }

@@ -158,7 +158,9 @@ final class TwoLayerStore {
               batch.periodMillis(i),
               batch.window(i),
               batch.delta(i),
-              batch.floor(i)));
+              batch.floor(i),
+              batch.released(i),
+              batch.ceiling(i)));
     }
     return updates;
   }

@@ -50,6 +50,23 @@ public interface TierLimit {
     return 0;
   }
 
+  /**
+   * For a running counter, the most the store may let it hold after a change at {@code nowMillis}
+   * ({@link dev.sluice.spi.CounterBatch#ceiling}): a change past it is not written, and is not
+   * refunded. {@link Long#MAX_VALUE} (the default) for none.
+   */
+  default long ceiling(long nowMillis) {
+    return Long.MAX_VALUE;
+  }
+
+  /**
+   * Whether a counter past its {@link #ceiling} holds this request's change: false when the store
+   * wrote nothing (a running counter with a ceiling), so a refusal has nothing to give back.
+   */
+  default boolean refusedUnwritten() {
+    return false;
+  }
+
   /** What the store adds for {@code permits}: the permits themselves, for a window. */
   default long delta(long permits) {
     return permits;

@@ -4,15 +4,17 @@ package dev.sluice.algorithm;
  * Token bucket as GCRA (the generic cell rate algorithm): a bucket of {@code burst} tokens refilled
  * at {@code rate} per {@code period}, kept as one number per identity, the theoretical arrival time
  * (TAT) after which the bucket is full again. A request of {@code q} tokens moves the TAT to {@code
- * max(TAT, now) + q × interval} and passes if that is at most {@code now + burst × interval}; a
- * refused request's move is refunded.
+ * max(TAT, now) + q × interval} and passes if that is at most {@code now + burst × interval}, the
+ * ceiling: the store writes the move only then ({@link dev.sluice.spi.CounterBatch#ceiling}), so a
+ * refused request leaves the TAT where it was and has nothing to refund. The TAT moves only by
+ * admitted requests, atomically in the store: exact GCRA across a fleet.
  *
  * <p>The TAT is a running counter in the store ({@link dev.sluice.spi.CounterBatch#floor}), in
  * nanoseconds since 2020-01-01, whatever the rate: a change of rate or burst (a knob, a quota, a
- * rules edit) keeps every bucket's level, and a store's plain atomic add ({@code incr}) moves it.
- * One token's interval is {@code period ÷ rate} rounded down to the nanosecond, so a bucket refills
- * at most one nanosecond per token early; on millisecond clocks that is exact for any rate that
- * divides a period into whole nanoseconds. {@code max(TAT, now)} is the floor.
+ * rules edit) keeps every bucket's level. One token's interval is {@code period ÷ rate} rounded
+ * down to the nanosecond, so a bucket refills at most one nanosecond per token early; on
+ * millisecond clocks that is exact for any rate that divides a period into whole nanoseconds.
+ * {@code max(TAT, now)} is the floor.
  */
 final class TokenBucket implements TierLimit {
 
@@ -76,6 +78,16 @@ final class TokenBucket implements TierLimit {
   }
 
   @Override
+  public long ceiling(long nowMillis) {
+    return floor(nowMillis) + burst * interval;
+  }
+
+  @Override
+  public boolean refusedUnwritten() {
+    return true;
+  }
+
+  @Override
   public long delta(long permits) {
     return permits * interval;
   }
@@ -83,9 +95,9 @@ final class TokenBucket implements TierLimit {
   @Override
   public void evaluate(Count c) {
     long q = c.permits * interval;
-    long ceiling = floor(c.now) + burst * interval;
+    long ceiling = ceiling(c.now);
     boolean pass = c.current <= ceiling;
-    // Refused requests at the same moment are refunded: the TAT settles at or below the ceiling.
+    // A refused move was not written: the TAT stays at what the store held (raised to the floor).
     long settled = pass ? c.current : Math.min(c.current - q, ceiling);
     long left = Math.max(0, Math.min(burst, Math.floorDiv(ceiling - settled, interval)));
     long retry =

@@ -65,6 +65,25 @@ public interface CounterBatch {
   }
 
   /**
+   * The most a running counter ({@link #floor} &gt; 0) may hold after this change; ignored for a
+   * window counter. The store computes {@code v = max(stored, floor) + delta}, {@code stored} being
+   * the floor for a counter it does not hold. If {@code v <= ceiling} it stores {@code v},
+   * atomically with the read of {@code stored} (no other change to the counter comes between), and
+   * reports {@code v}; otherwise it writes nothing (the counter keeps its value, and is not raised
+   * to the floor) and reports {@code v} all the same, so the caller sees {@code v > ceiling}:
+   * refused, with nothing to give back for that counter. Every counter of a batch is judged on its
+   * own. {@link Long#MAX_VALUE} (the default) adds unconditionally. A token bucket passes {@code
+   * floor + burst × interval}: its arrival time then only ever moves by admitted requests, which is
+   * GCRA exactly.
+   *
+   * @param i the counter's index
+   * @return the ceiling, {@link Long#MAX_VALUE} for none
+   */
+  default long ceiling(int i) {
+    return Long.MAX_VALUE;
+  }
+
+  /**
    * Whether counter {@code i}'s windows are given back after they end: concurrency slots, released
    * when their requests complete, whatever window they were taken in. The count of such a window
    * can fall after it has ended, so a store reads the previous window with every increment and
@@ -105,7 +124,14 @@ public interface CounterBatch {
     for (int i = 0; i < n; i++) {
       out.add(
           new CounterUpdate(
-              rule(i), identity(i), periodMillis(i), window(i), delta(i), floor(i), released(i)));
+              rule(i),
+              identity(i),
+              periodMillis(i),
+              window(i),
+              delta(i),
+              floor(i),
+              released(i),
+              ceiling(i)));
     }
     return out;
   }

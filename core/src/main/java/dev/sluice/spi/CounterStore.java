@@ -20,8 +20,9 @@ public interface CounterStore extends AutoCloseable {
    * Adds each update's delta to its window and returns, for update {@code i}, the new count of that
    * window at {@code [2i]} and the count of the window before it ({@code window - 1}) at {@code [2i
    * + 1]}. A window the store never saw, or has forgotten, counts 0. A running counter ({@link
-   * CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added, and reports 0 as
-   * its previous count.
+   * CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added, and written only
+   * if the result is at most its {@link CounterUpdate#ceiling} (the value is reported either way:
+   * {@link CounterBatch#ceiling}); it reports 0 as its previous count.
    *
    * @param updates the counters one decision needs, each with its delta
    * @return two counts per update: its window's new count, then the previous window's count

@@ -19,6 +19,9 @@ import java.util.Objects;
  *     value it never lags behind, &gt; 0
  * @param released whether the counter's windows are given back after they end ({@link
  *     CounterBatch#released})
+ * @param ceiling for a running counter, the most it may hold after this change, or {@link
+ *     Long#MAX_VALUE} for no bound ({@link CounterBatch#ceiling}: past it the store writes nothing
+ *     and reports the value it would have written); ignored for a window counter and a decrement
  */
 public record CounterUpdate(
     String rule,
@@ -27,17 +30,30 @@ public record CounterUpdate(
     long window,
     long delta,
     long floor,
-    boolean released) {
+    boolean released,
+    long ceiling) {
 
   /** An update of a window counter. */
   public CounterUpdate(String rule, String identity, long periodMillis, long window, long delta) {
-    this(rule, identity, periodMillis, window, delta, 0, false);
+    this(rule, identity, periodMillis, window, delta, 0, false, Long.MAX_VALUE);
   }
 
   /** An update of a window counter (floor 0) or a running counter. */
   public CounterUpdate(
       String rule, String identity, long periodMillis, long window, long delta, long floor) {
-    this(rule, identity, periodMillis, window, delta, floor, false);
+    this(rule, identity, periodMillis, window, delta, floor, false, Long.MAX_VALUE);
+  }
+
+  /** An update of a window counter or a running counter with no ceiling. */
+  public CounterUpdate(
+      String rule,
+      String identity,
+      long periodMillis,
+      long window,
+      long delta,
+      long floor,
+      boolean released) {
+    this(rule, identity, periodMillis, window, delta, floor, released, Long.MAX_VALUE);
   }
 
   public CounterUpdate {

@@ -165,6 +165,81 @@ public abstract class CounterStoreContract {
     assertArrayEquals(new long[] {5_020, 0}, inc(run("run", W, 10, 4_000)), "kept its lead");
   }
 
+  private static CounterUpdate capped(String identity, long delta, long floor, long ceiling) {
+    return new CounterUpdate("r", identity, SECOND, W, delta, floor, false, ceiling);
+  }
+
+  @Test
+  void aRunningCounterWithinItsCeilingIsWritten() {
+    assertArrayEquals(new long[] {1_010, 0}, inc(capped("cap", 10, 1_000, 1_010)), "at it");
+    assertArrayEquals(new long[] {1_020, 0}, inc(capped("cap", 10, 1_000, 1_030)));
+    assertArrayEquals(new long[] {1_030, 0}, inc(run("cap", W, 10, 1_000)), "written");
+  }
+
+  @Test
+  void aRunningCounterPastItsCeilingWritesNothingAndReportsWhatItWouldHold() {
+    inc(capped("full", 10, 1_000, 1_030));
+    inc(capped("full", 10, 1_000, 1_030));
+    // 1,020 + 15 > 1,030: reported, not stored.
+    assertArrayEquals(new long[] {1_035, 0}, inc(capped("full", 15, 1_000, 1_030)));
+    assertArrayEquals(new long[] {1_035, 0}, inc(capped("full", 15, 1_000, 1_030)), "again");
+    assertArrayEquals(new long[] {1_030, 0}, inc(capped("full", 10, 1_000, 1_030)), "room left");
+    assertArrayEquals(new long[] {1_040, 0}, inc(run("full", W, 10, 1_000)));
+  }
+
+  @Test
+  void aRefusedRaiseDoesNotMoveTheCounterToItsFloor() {
+    inc(capped("behind", 10, 1_000, 2_000));
+    // Behind a floor of 5,000, but 5,010 is past the ceiling: the counter stays at 1,010.
+    assertArrayEquals(new long[] {5_010, 0}, inc(capped("behind", 10, 5_000, 5_005)));
+    assertArrayEquals(new long[] {1_020, 0}, inc(run("behind", W, 10, 1)));
+  }
+
+  @Test
+  void aCounterTheStoreDoesNotHoldPastItsCeilingIsNotCreated() {
+    assertArrayEquals(new long[] {1_010, 0}, inc(capped("absent", 10, 1_000, 1_005)));
+    assertArrayEquals(new long[] {1_005, 0}, inc(run("absent", W, 5, 1_000)), "still absent");
+  }
+
+  @Test
+  void eachCounterOfABatchIsJudgedAgainstItsOwnCeiling() {
+    long[] r = inc(capped("a", 10, 1_000, 1_005), capped("b", 10, 1_000, 1_010), up("c", W, 1));
+    assertArrayEquals(new long[] {1_010, 0, 1_010, 0, 1, 0}, r);
+    assertArrayEquals(new long[] {1_001, 0}, inc(run("a", W, 1, 1_000)));
+    assertArrayEquals(new long[] {1_011, 0}, inc(run("b", W, 1, 1_000)));
+  }
+
+  @Test
+  void concurrentCappedIncrementsAdmitExactlyUpToTheCeiling() throws Exception {
+    int threads = threads();
+    int per = 50;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Integer>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            pool.submit(
+                () -> {
+                  int admitted = 0;
+                  for (int i = 0; i < per; i++) {
+                    if (inc(capped("gate", 1, 1_000, 1_100))[0] <= 1_100) {
+                      admitted++;
+                    }
+                  }
+                  return admitted;
+                }));
+      }
+      int admitted = 0;
+      for (Future<Integer> f : done) {
+        admitted += f.get(120, TimeUnit.SECONDS);
+      }
+      assertEquals(Math.min(100, threads * per), admitted);
+      assertArrayEquals(new long[] {1_101, 0}, inc(capped("gate", 1, 1_000, 1_100)));
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   @Test
   void aRunningCounterIsOneValueWhateverTheWindow() {
     inc(run("one", W, 10, 1_000));

@@ -98,8 +98,11 @@ public final class ReferenceCounterStore implements CounterStore {
       if (u.running()) {
         Key k = new Key(u.rule(), u.identity(), u.periodMillis(), Long.MIN_VALUE);
         long from = Math.max(counts.getOrDefault(k, 0L), u.floor());
-        counts.put(k, saturatedSum(from, u.delta()));
-        out[2 * i] = counts.get(k);
+        long v = saturatedSum(from, u.delta());
+        if (v <= u.ceiling()) {
+          counts.put(k, v);
+        }
+        out[2 * i] = v;
         continue;
       }
       Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());

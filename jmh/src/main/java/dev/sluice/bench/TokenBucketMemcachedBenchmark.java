@@ -39,14 +39,16 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * A token bucket on memcached, 8 threads on one hot key: Sluice's (one {@code incr} of the bucket's
- * theoretical arrival time for a bucket seen lately, {@code gets} and compare-and-set for one that
- * fell behind, an asynchronous {@code decr} to refund a refusal, and a deny cache that answers a
- * refused key locally until its next token) against Bucket4j's compare-and-swap design on the same
- * memcached ({@code gets}, then {@code cas}, again from the top when another writer won). {@code
- * allow}: a bucket never empty and always seen lately, so every call writes; {@code idle}: a bucket
- * that fills in 1 ms, so every call finds it full and behind (the catch-up path); {@code attack}: a
- * bucket of 10 a second under a flood, so nearly every call is refused. After each iteration,
+ * A token bucket on memcached, all threads on one hot key: Sluice's (the bucket's theoretical
+ * arrival time moved by compare-and-set within its ceiling, one read-modify-write for all the
+ * requests of an instance waiting on the key, on the CAS id its last write returned, and a deny
+ * cache that answers a refused key locally until its next token) against Bucket4j's
+ * compare-and-swap design on the same memcached ({@code gets}, then {@code cas}, again from the top
+ * when another writer won). {@code allow}: a bucket never empty, so every call writes; {@code
+ * idle}: a bucket that fills in 1 ms, so every call finds it full and behind; {@code attack}: a
+ * bucket of 10 a second under a flood, so nearly every call is refused. {@code instances}: how many
+ * clients (instances of a fleet, each its own connection and, for Sluice, its own store) the
+ * threads are spread over; with 2, their writes race. Threads: {@code -t}. After each iteration,
  * prints the memcached operations per decision (and, for Bucket4j, the lost races).
  */
 @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
@@ -61,107 +63,135 @@ public class TokenBucketMemcachedBenchmark {
   @Param({"allow", "idle", "attack"})
   public String path;
 
+  @Param({"1", "2"})
+  public int instances;
+
   private BenchMemcached memcached;
-  private MemcachedCounterStore store;
-  private RateLimiter sluice;
-  private MemcachedClient client;
-  private CasProxyManager proxies;
-  private BucketProxy bucket4j;
+  private MemcachedCounterStore[] stores;
+  private RateLimiter[] sluice;
+  private MemcachedClient[] clients;
+  private CasProxyManager[] proxies;
+  private BucketProxy[] bucket4j;
+  private final java.util.concurrent.atomic.AtomicInteger threadIds =
+      new java.util.concurrent.atomic.AtomicInteger();
   private final LongAdder decisions = new LongAdder();
   private long operationsBefore;
 
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     memcached = BenchMemcached.start();
-    store = memcached.store();
-    // allow: a million a second, holding a million (fill 1 s): never empty at this rate, and
-    // every decision finds it seen within 1 % of its fill time. idle: a million a millisecond
-    // (fill 1 ms), so every decision finds it full and behind: the catch-up path, every time.
+    // allow: a million a second, holding a million (fill 1 s): never empty at this rate. idle: a
+    // million a millisecond (fill 1 ms), so every decision finds it full and behind.
     long capacity =
         switch (path) {
           case "allow" -> 1_000_000;
           case "idle" -> 1_000_000_000L;
           default -> 10;
         };
-    sluice =
-        (switch (path) {
-              case "allow" ->
-                  RateLimiter.tokenBucket(store).tier(1_000_000, Duration.ofSeconds(1), 1_000_000);
-              case "idle" ->
-                  RateLimiter.tokenBucket(store).tier(1_000_000, Duration.ofMillis(1), 1_000_000);
-              default -> RateLimiter.tokenBucket(store).tier(10, Duration.ofSeconds(1), 10);
-            })
-            .id("bench-bucket-" + path)
-            .build();
-    client =
-        new MemcachedClient(
-            new ConnectionFactoryBuilder()
-                .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
-                .setOpTimeout(50)
-                .build(),
-            AddrUtil.getAddresses(memcached.address()));
-    proxies = new CasProxyManager(client);
-    bucket4j =
-        proxies
-            .builder()
-            .build(
-                "bucket4j-" + path,
-                () ->
-                    BucketConfiguration.builder()
-                        .addLimit(
-                            Bandwidth.builder()
-                                .capacity(capacity)
-                                .refillGreedy(capacity, Duration.ofSeconds(1))
-                                .build())
-                        .build());
+    stores = new MemcachedCounterStore[instances];
+    sluice = new RateLimiter[instances];
+    clients = new MemcachedClient[instances];
+    proxies = new CasProxyManager[instances];
+    bucket4j = new BucketProxy[instances];
+    for (int i = 0; i < instances; i++) {
+      stores[i] = memcached.store();
+      sluice[i] =
+          (switch (path) {
+                case "allow" ->
+                    RateLimiter.tokenBucket(stores[i])
+                        .tier(1_000_000, Duration.ofSeconds(1), 1_000_000);
+                case "idle" ->
+                    RateLimiter.tokenBucket(stores[i])
+                        .tier(1_000_000, Duration.ofMillis(1), 1_000_000);
+                default -> RateLimiter.tokenBucket(stores[i]).tier(10, Duration.ofSeconds(1), 10);
+              })
+              .id("bench-bucket-" + path)
+              .build();
+      clients[i] =
+          new MemcachedClient(
+              new ConnectionFactoryBuilder()
+                  .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
+                  .setOpTimeout(50)
+                  .build(),
+              AddrUtil.getAddresses(memcached.address()));
+      proxies[i] = new CasProxyManager(clients[i]);
+      bucket4j[i] =
+          proxies[i]
+              .builder()
+              .build(
+                  "bucket4j-" + path,
+                  () ->
+                      BucketConfiguration.builder()
+                          .addLimit(
+                              Bandwidth.builder()
+                                  .capacity(capacity)
+                                  .refillGreedy(capacity, Duration.ofSeconds(1))
+                                  .build())
+                          .build());
+    }
   }
 
   @Setup(Level.Iteration)
   public void mark() {
     decisions.reset();
-    proxies.reset();
+    for (CasProxyManager p : proxies) {
+      p.reset();
+    }
     operationsBefore = memcached.operations();
   }
 
   @TearDown(Level.Iteration)
   public void report() {
     long n = decisions.sum();
+    long attempts = 0;
+    long lost = 0;
+    for (CasProxyManager p : proxies) {
+      attempts += p.attempts();
+      lost += p.lost();
+    }
     if (n > 0 && memcached.own()) {
       System.out.printf(
           "%n  memcached operations per decision: %.2f%s%n",
           (memcached.operations() - operationsBefore) / (double) n,
-          proxies.attempts() == 0
+          attempts == 0
               ? ""
               : String.format(
                   "; compare-and-swap attempts per decision %.2f, lost races %.1f %%",
-                  proxies.attempts() / (double) n,
-                  100.0 * proxies.lost() / Math.max(1, proxies.attempts())));
+                  attempts / (double) n, 100.0 * lost / Math.max(1, attempts)));
     }
   }
 
   @TearDown(Level.Trial)
   public void tearDown() {
-    client.shutdown(1, TimeUnit.SECONDS);
-    store.close();
+    for (int i = 0; i < instances; i++) {
+      clients[i].shutdown(1, TimeUnit.SECONDS);
+      stores[i].close();
+    }
     memcached.close();
   }
 
-  /** Each thread's reused outcome. */
+  /** Each thread's reused outcome, and the instance it calls. */
   @State(Scope.Thread)
   public static class Caller {
     final Outcome outcome = new Outcome();
+    int instance;
+
+    @Setup(Level.Trial)
+    public void pick(TokenBucketMemcachedBenchmark b) {
+      instance = b.threadIds.getAndIncrement() % b.instances;
+    }
   }
 
   @Benchmark
   public boolean sluice(Caller c) {
     decisions.increment();
-    return sluice.tryAcquire("hot-key", 1, c.outcome);
+    return sluice[c.instance].tryAcquire("hot-key", 1, c.outcome);
   }
 
   @Benchmark
-  public boolean bucket4jCompareAndSwap() {
+  public boolean bucket4jCompareAndSwap(Caller c) {
     decisions.increment();
-    return bucket4j.tryConsume(1);
+    return bucket4j[c.instance].tryConsume(1);
   }
 
   /**

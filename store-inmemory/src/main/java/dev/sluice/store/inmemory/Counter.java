@@ -153,16 +153,21 @@ final class Counter extends CounterKey {
   }
 
   /**
-   * Raises the running value to {@code floor} if it is below, adds {@code delta}, and reports (new
-   * value, 0); marks it written in window {@code w}.
+   * Raises the running value to {@code floor} if it is below and adds {@code delta}; keeps the
+   * result when it is at most {@code ceiling} (and marks the counter written in window {@code w}),
+   * else leaves the value as it was. Reports (result, 0) either way.
    */
-  void raise(long w, long floor, long delta, CounterBatch out, int i) {
+  void raise(long w, long floor, long delta, long ceiling, CounterBatch out, int i) {
     long v;
     long next;
     do {
       v = (long) COUNT0.getVolatile(this);
       long from = Math.max(v, floor);
       next = from > Long.MAX_VALUE - delta ? Long.MAX_VALUE : from + delta;
+      if (next > ceiling) {
+        out.counted(i, next, 0);
+        return;
+      }
     } while (!COUNT0.compareAndSet(this, v, next));
     long label;
     while ((label = (long) LABEL0.getVolatile(this)) < w && !LABEL0.compareAndSet(this, label, w)) {

@@ -70,7 +70,7 @@ public final class InMemoryCounterStore implements CounterStore {
       }
       long floor = batch.floor(i);
       if (floor > 0) {
-        c.raise(batch.window(i), floor, batch.delta(i), batch, i);
+        c.raise(batch.window(i), floor, batch.delta(i), batch.ceiling(i), batch, i);
       } else {
         long w = batch.window(i);
         long delta = batch.delta(i);
@@ -125,6 +125,11 @@ public final class InMemoryCounterStore implements CounterStore {
           @Override
           public long floor(int i) {
             return updates.get(i).floor();
+          }
+
+          @Override
+          public long ceiling(int i) {
+            return updates.get(i).ceiling();
           }
 
           @Override

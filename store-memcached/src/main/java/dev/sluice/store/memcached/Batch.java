@@ -8,8 +8,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
-import net.spy.memcached.CASResponse;
-import net.spy.memcached.CASValue;
 import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
 import org.slf4j.Logger;
@@ -17,9 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The keys and futures of one decision's operations on a {@link MemcachedCounterStore}, awaited
- * under one deadline: each counter's {@code incr} (a running counter's reservation or
- * compare-and-set), the reads of previous windows the cache does not know, and each node's breaker
- * told of its own operations.
+ * under one deadline: each window counter's {@code incr}, each running counter's move by
+ * compare-and-set ({@link RunningLines}), the reads of previous windows the cache does not know,
+ * and each node's breaker told of its own operations.
  */
 final class Batch {
 
@@ -44,21 +42,8 @@ final class Batch {
 
   final OperationFuture<Long>[] incrs;
 
-  /**
-   * For a running counter: a get-and-touch queued behind its increment when its expiry is due for
-   * renewal ({@link RunningCounters#renewDue}), which also reads the value and CAS id a catch-up
-   * starts from; or, for one not seen lately and not incremented, the get its compare-and-set
-   * starts from.
-   */
-  final OperationFuture<CASValue<Object>>[] touches;
-
-  /**
-   * For a running counter moved by {@code incr}: what was added (its delta, plus any catch-up to
-   * the floor), and the value this instance reserved for the request ({@link #reserve}).
-   */
-  final long[] amounts;
-
-  final long[] reserved;
+  /** For a running counter, its move on this instance's line ({@link RunningLines}). */
+  final RunningLines.Move[] moves;
 
   /** The reads of the previous windows, by key; most decisions have none. */
   private Map<String, Future<Object>> gets = Map.of();
@@ -79,9 +64,7 @@ final class Batch {
     this.previous = new String[n];
     this.known = new long[n];
     this.incrs = new OperationFuture[n];
-    this.touches = new OperationFuture[n];
-    this.amounts = new long[n];
-    this.reserved = new long[n];
+    this.moves = new RunningLines.Move[n];
     for (int i = 0; i < n; i++) {
       CounterUpdate u = updates.get(i);
       if (u.running()) {
@@ -121,22 +104,17 @@ final class Batch {
     try {
       for (int i = 0; i < incrs.length; i++) {
         CounterUpdate u = updates.get(i);
-        if (!u.running()) {
-          incrs[i] = store.incr(current[i], u);
-        } else if (reserve(i)) {
-          if (store.running.renewDue(current[i], u, store.clock.millis())) {
-            touches[i] =
-                store.client().asyncGetAndTouch(current[i], store.expiry(u.periodMillis()));
-          }
+        if (u.running()) {
+          moves[i] = store.lines.join(current[i], u);
         } else {
-          touches[i] = store.client().asyncGets(current[i]);
+          incrs[i] = store.incr(current[i], u);
         }
       }
       queueReads(unknown, gets);
     } catch (RuntimeException e) {
       // Not sent (a full queue, a client shutting down): every permit taken is answered.
       Replies.cancel(incrs);
-      Replies.cancel(touches);
+      Replies.cancel(moves);
       gets.values().forEach(f -> f.cancel(false));
       NodeHealth.distinct(nodes).forEach(store.health::failed);
       throw new StoreUnavailableException("memcached operations could not be sent: " + e);
@@ -198,107 +176,38 @@ final class Batch {
     return out;
   }
 
-  /** The new count of increment {@code i}. */
+  /** The new count of increment {@code i}, or the value running counter {@code i} reports. */
   private long count(int i, long deadline) {
-    if (incrs[i] == null) {
-      return raise(i, Replies.get(touches[i], deadline), 0, deadline);
+    if (moves[i] != null) {
+      try {
+        return Replies.get(moves[i], deadline);
+      } catch (StoreUnavailableException e) {
+        // Left out of its round if that was not sent yet.
+        moves[i].cancel(false);
+        throw e;
+      }
     }
-    {
-      OperationFuture<Long> op = incrs[i];
-      long v = Replies.value(Replies.get(op, deadline));
-      CounterUpdate u = updates.get(i);
-      for (int retry = 0;
-          v < 0 && !Replies.succeeded(op) && retry < CREATION_RACE_RETRIES;
-          retry++) {
-        // Another instance created the key between our miss and our add: count again.
-        op = u.running() ? store.incr(current[i], u, amounts[i]) : store.incr(current[i], u);
-        v = Replies.value(Replies.get(op, deadline));
-      }
-      if (v < 0 && Replies.succeeded(op)) {
-        // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
-        // largest long, so it never wraps back to a small number.
-        OperationFuture<Boolean> unused =
-            store
-                .client()
-                .set(current[i], store.expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
-        v = Long.MAX_VALUE;
-      }
-      if (v < 0) {
-        throw new StoreUnavailableException("incr of " + current[i] + " failed");
-      }
-      if (u.running()) {
-        long before = v - amounts[i];
-        if (before < u.floor() - RunningCounters.slack(u)) {
-          // Far behind after all (memcached lost it, or this instance's view was too high).
-          boolean touched = touches[i] != null;
-          CASValue<Object> seen =
-              Replies.get(touched ? touches[i] : store.client().asyncGets(current[i]), deadline);
-          // Only a read queued right behind this incr can tell that nothing came between.
-          boolean alone = touched && seen != null && Replies.parse(seen.getValue()) == v;
-          return raise(i, seen, alone ? amounts[i] : 0, deadline);
-        }
-        store.running.remember(current[i], v, u, touches[i] != null, store.clock.millis());
-        // What this instance reserved, unless other instances' increments came before this one.
-        return Math.max(reserved[i], before + u.delta());
-      }
-      return v;
-    }
-  }
-
-  /**
-   * Moves running counter {@code i} by compare-and-set to {@code max(value - own, floor) + delta},
-   * from {@code seen} (its value and CAS id, or null when memcached does not hold it), trying again
-   * from a fresh read while other writers get in first. {@code own} is this request's increment
-   * when {@code seen} holds it and nothing else moved the counter since, else 0. Memcached has no
-   * atomic max: a blind write could erase other instances' increments, and an increment that lands
-   * on a value behind its floor (an idle bucket) counts for nothing; a compare-and-set does
-   * neither. A raise never lowers the counter. A counter found at or ahead of its floor (another
-   * request raised it) is moved by {@code incr} instead, exact, and no other writer can make it
-   * fail. When an increment did land behind and others wrote before the raise, the raise cannot
-   * tell whether its own increment is still counted and counts the request again: one request's
-   * tokens, once per refill.
-   */
-  private long raise(int i, CASValue<Object> seen, long own, long deadline) {
+    OperationFuture<Long> op = incrs[i];
+    long v = Replies.value(Replies.get(op, deadline));
     CounterUpdate u = updates.get(i);
-    String key = current[i];
-    int expiry = store.expiry(u.periodMillis());
-    long mine = own;
-    CASValue<Object> last = seen;
-    while (true) {
-      if (last == null) {
-        // Expired or evicted (or never written): the bucket is full.
-        long full = u.floor() + u.delta();
-        if (Boolean.TRUE.equals(
-            Replies.get(store.client().add(key, expiry, Long.toString(full)), deadline))) {
-          store.running.remember(key, full, u, true, store.clock.millis());
-          return full;
-        }
-      } else if (mine == 0 && Replies.parse(last.getValue()) >= u.floor()) {
-        // Raised since (by another request), or not behind at all: an incr is exact, and no
-        // other writer can make it fail.
-        long v = Replies.value(Replies.get(store.incr(key, u), deadline));
-        if (v >= 0 && v - u.delta() >= u.floor()) {
-          boolean renew = store.running.renewDue(key, u, store.clock.millis());
-          if (renew) {
-            var unused = store.client().touch(key, expiry);
-          }
-          store.running.remember(key, v, u, renew, store.clock.millis());
-          return v;
-        }
-      } else {
-        long raised = Math.max(Replies.parse(last.getValue()) - mine, u.floor()) + u.delta();
-        CASResponse r =
-            Replies.get(
-                store.client().asyncCAS(key, last.getCas(), expiry, Long.toString(raised)),
-                deadline);
-        if (r == CASResponse.OK) {
-          store.running.remember(key, raised, u, true, store.clock.millis());
-          return raised;
-        }
-      }
-      mine = 0;
-      last = Replies.get(store.client().asyncGets(key), deadline);
+    for (int retry = 0; v < 0 && !Replies.succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
+      // Another instance created the key between our miss and our add: count again.
+      op = store.incr(current[i], u);
+      v = Replies.value(Replies.get(op, deadline));
     }
+    if (v < 0 && Replies.succeeded(op)) {
+      // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
+      // largest long, so it never wraps back to a small number.
+      OperationFuture<Boolean> unused =
+          store
+              .client()
+              .set(current[i], store.expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+      v = Long.MAX_VALUE;
+    }
+    if (v < 0) {
+      throw new StoreUnavailableException("incr of " + current[i] + " failed");
+    }
+    return v;
   }
 
   private void readPrevious(long[] out, long deadline) {
@@ -339,30 +248,12 @@ final class Batch {
    */
   void failed() {
     Replies.cancel(incrs);
-    Replies.cancel(touches);
+    Replies.cancel(moves);
     gets.values().forEach(f -> f.cancel(false));
     if (!recorded) {
       recorded = true;
       NodeHealth.distinct(nodes).forEach(store.health::failed);
     }
-  }
-
-  /**
-   * Sends running counter {@code i} by {@code incr} when this instance saw it lately ({@link
-   * RunningCounters#reserve}), and returns whether it did.
-   */
-  private boolean reserve(int i) {
-    CounterUpdate u = updates.get(i);
-    String key = current[i];
-    store.running.reserve(
-        key,
-        u,
-        (amount, desired) -> {
-          incrs[i] = store.incr(key, u, amount);
-          amounts[i] = amount;
-          reserved[i] = desired;
-        });
-    return incrs[i] != null;
   }
 
   /**

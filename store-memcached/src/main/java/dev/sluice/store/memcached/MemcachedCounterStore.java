@@ -29,18 +29,17 @@ import net.spy.memcached.internal.OperationFuture;
 /**
  * Counters in Memcached, shared by every instance of a fleet.
  *
- * <p>One decision is one round trip (two for a token bucket this instance has not seen lately: see
- * {@code runningValues}): every increment of the batch ({@code incr} with a default and an expiry,
- * one operation in the binary protocol) and the gets of the previous windows are queued together
- * and travel pipelined on the same connection, whatever the number of tiers and rules. A previous
- * window has ended by the time anyone asks for it, so its count is read once per instance and
- * remembered for the rest of the current window, one entry per counter that the next window's read
- * replaces (bounded, {@value #PREVIOUS_CACHE_SIZE} counters): most decisions then send only their
- * increments. An instance whose clock lags can still add to a window after this one read it; that
- * error is bounded by the clock skew. Keys are {@code
- * {prefix}:{rule}:{identity}:{period}:w1.{window}} ({@code w1} the value's format) with unsafe or
- * long parts replaced by a digest (no raw caller data reaches the wire); windows live two periods
- * plus slack, and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
+ * <p>One decision is one round trip (a token bucket's counter: see {@link RunningLines}): every
+ * increment of the batch ({@code incr} with a default and an expiry, one operation in the binary
+ * protocol) and the gets of the previous windows are queued together and travel pipelined on the
+ * same connection, whatever the number of tiers and rules. A previous window has ended by the time
+ * anyone asks for it, so its count is read once per instance and remembered for the rest of the
+ * current window, one entry per counter that the next window's read replaces (bounded, {@value
+ * #PREVIOUS_CACHE_SIZE} counters): most decisions then send only their increments. An instance
+ * whose clock lags can still add to a window after this one read it; that error is bounded by the
+ * clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:w1.{window}} ({@code w1} the
+ * value's format) with unsafe or long parts replaced by a digest (no raw caller data reaches the
+ * wire); windows live two periods plus slack, and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
  *
  * <p>A request path never waits long: the batch gets one deadline ({@link
  * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,
@@ -72,8 +71,8 @@ public final class MemcachedCounterStore implements CounterStore {
   /** The count of each counter's last ended window read. */
   final PreviousCounts previous = new PreviousCounts(PREVIOUS_CACHE_SIZE);
 
-  /** This instance's view of each running counter (a token bucket's arrival time). */
-  final RunningCounters running = new RunningCounters(PREVIOUS_CACHE_SIZE);
+  /** Running counters (a token bucket's arrival time), moved by compare-and-set. */
+  final RunningLines lines;
 
   private final Connection connection;
   final Keys keys;
@@ -113,6 +112,9 @@ public final class MemcachedCounterStore implements CounterStore {
     this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
     this.clock = b.clock;
     this.scheduler = b.scheduler;
+    // A round abandoned as stuck only once no decision could still be waiting on it.
+    this.lines =
+        new RunningLines(this, PREVIOUS_CACHE_SIZE, Math.max(2 * coldTimeoutNanos, 1_000_000_000L));
     long opTimeout = Math.max(1, b.operationTimeout.toMillis());
     long maxReconnect = Math.max(1, b.maxReconnectDelay.toSeconds());
     int timeoutThreshold = b.timeoutExceptionThreshold;
@@ -266,7 +268,7 @@ public final class MemcachedCounterStore implements CounterStore {
     for (CounterUpdate u : updates) {
       String key = keys.key(u);
       if (u.running()) {
-        running.refund(key, u.delta());
+        lines.changed(key);
       }
       if (health.breaker(key).isClosed()) {
         // Binary decr never goes below 0, and a missing key stays missing.
@@ -359,17 +361,9 @@ public final class MemcachedCounterStore implements CounterStore {
     return client().getNodeLocator().getPrimary(key).getSocketAddress();
   }
 
-  /**
-   * {@code incr} by the update's delta; a key memcached does not hold is created at the delta, or a
-   * running counter at its floor plus the delta.
-   */
+  /** {@code incr} by the update's delta; a key memcached does not hold is created at the delta. */
   OperationFuture<Long> incr(String key, CounterUpdate u) {
-    return incr(key, u, u.delta());
-  }
-
-  /** {@code incr} by {@code amount}; a key memcached does not hold is created as for the update. */
-  OperationFuture<Long> incr(String key, CounterUpdate u, long amount) {
-    return client().asyncIncr(key, amount, u.floor() + u.delta(), expiry(u.periodMillis()));
+    return client().asyncIncr(key, u.delta(), u.delta(), expiry(u.periodMillis()));
   }
 
   /** Configures a {@link MemcachedCounterStore}. */

@@ -45,6 +45,17 @@ final class Replies {
     return op.isDone() && op.getStatus() != null && op.getStatus().isSuccess();
   }
 
+  /** Whether a read completed with an answer: a value, or memcached saying it holds none. */
+  static boolean succeededOrMissing(OperationFuture<?> op) {
+    if (op.isCancelled()) {
+      return false;
+    }
+    var status = op.getStatus();
+    return status != null
+        && (status.isSuccess()
+            || status.getStatusCode() == net.spy.memcached.ops.StatusCode.ERR_NOT_FOUND);
+  }
+
   static long value(Long v) {
     return v == null ? -1 : v;
   }
