@@ -338,15 +338,23 @@ final class LastCounts {
     private final List<long[]> extras = new ArrayList<>(1);
     private final List<Runnable> undo = new ArrayList<>(2);
 
+    /** For a running counter's push, how to owe it again when the store writes nothing. */
+    private final Runnable[] undoRunning;
+
     Pushes(Call call) {
       this.call = call;
       this.added = new long[call.size()];
+      this.undoRunning = new Runnable[call.size()];
     }
 
     void add(int i, long push, Memo m, long owed, boolean running) {
       added[i] = saturatedSum(added[i], push);
       long window = call.window(i);
-      undo.add(() -> putBack(m, window, owed, false, running));
+      Runnable back = () -> putBack(m, window, owed, false, running);
+      undo.add(back);
+      if (running) {
+        undoRunning[i] = back;
+      }
     }
 
     void extra(int i, long window, long push, Memo m) {
@@ -420,6 +428,11 @@ final class LastCounts {
     }
 
     @Override
+    public long ceiling(int i) {
+      return i < added.length ? call.ceiling(i) : Long.MAX_VALUE;
+    }
+
+    @Override
     public boolean released(int i) {
       return i < added.length && call.released(i);
     }
@@ -434,9 +447,17 @@ final class LastCounts {
       return i < added.length ? call.localAllowance(i) : Long.MAX_VALUE;
     }
 
+    /**
+     * A running counter past its ceiling was not written, its push with it: the push is owed again
+     * (the request is refused against the same sum the store tested).
+     */
     @Override
     public void counted(int i, long current, long previous) {
       if (i < added.length) {
+        if (undoRunning[i] != null && current > call.ceiling(i)) {
+          undoRunning[i].run();
+          undoRunning[i] = null;
+        }
         call.counted(i, current, previous);
       }
     }
