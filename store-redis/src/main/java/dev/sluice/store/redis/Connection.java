@@ -1,0 +1,211 @@
+package dev.sluice.store.redis;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The store's one connection to Redis: a standalone server or a Sentinel group's master (Lettuce
+ * asks the sentinels for the master at every reconnection, so a failover is followed), or a Cluster
+ * (one connection per node, topology refreshed on MOVED, on reconnections and periodically).
+ * Commands fail at once while the connection is down instead of queueing; Lettuce reconnects after
+ * a growing pause of at most {@code maxReconnectDelay}. A Redis not reachable when the store is
+ * built is retried in the background, and calls fail until it answers. Thread-safe.
+ */
+final class Connection implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RedisCounterStore.class);
+
+  private final ClientResources resources;
+  private final RedisClient client;
+  private final RedisClusterClient cluster;
+  private final RedisURI standalone;
+  private final String describe;
+  private final long retryMillis;
+  private volatile StatefulConnection<String, String> connection;
+  private volatile RedisScriptingAsyncCommands<String, String> commands;
+  private volatile StatefulRedisClusterConnection<String, String> clusterConnection;
+  private volatile boolean closed;
+  private ScheduledFuture<?> retry;
+
+  Connection(
+      List<RedisURI> uris,
+      boolean isCluster,
+      Duration connectTimeout,
+      Duration commandTimeout,
+      Duration maxReconnectDelay,
+      ScheduledExecutorService scheduler) {
+    this.retryMillis = Math.max(10, maxReconnectDelay.toMillis());
+    this.describe = (isCluster ? "cluster " : "") + uris;
+    this.resources =
+        ClientResources.builder()
+            .ioThreadPoolSize(2)
+            .computationThreadPoolSize(2)
+            .reconnectDelay(
+                Delay.exponential(
+                    Duration.ofMillis(1), maxReconnectDelay, 2, TimeUnit.MILLISECONDS))
+            .build();
+    SocketOptions socket =
+        SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
+    TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
+    for (RedisURI u : uris) {
+      u.setTimeout(commandTimeout);
+    }
+    if (isCluster) {
+      this.client = null;
+      this.standalone = null;
+      this.cluster = RedisClusterClient.create(resources, uris);
+      cluster.setOptions(
+          ClusterClientOptions.builder()
+              .autoReconnect(true)
+              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+              .socketOptions(socket)
+              .timeoutOptions(timeouts)
+              .topologyRefreshOptions(
+                  ClusterTopologyRefreshOptions.builder()
+                      .enablePeriodicRefresh(Duration.ofSeconds(10))
+                      .enableAllAdaptiveRefreshTriggers()
+                      .adaptiveRefreshTriggersTimeout(Duration.ofMillis(100))
+                      .build())
+              .build());
+    } else {
+      if (uris.size() != 1) {
+        throw new IllegalArgumentException("one redis URI, or a cluster");
+      }
+      this.cluster = null;
+      this.standalone = uris.get(0);
+      this.client = RedisClient.create(resources);
+      client.setOptions(
+          ClientOptions.builder()
+              .autoReconnect(true)
+              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+              .socketOptions(socket)
+              .timeoutOptions(timeouts)
+              .build());
+    }
+    if (!connect()) {
+      synchronized (this) {
+        retry =
+            scheduler.scheduleWithFixedDelay(
+                this::retry, retryMillis, retryMillis, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  private void retry() {
+    if (connect()) {
+      synchronized (this) {
+        if (retry != null) {
+          retry.cancel(false);
+        }
+      }
+    }
+  }
+
+  /** Connects once; false when Redis did not accept (logged, retried in the background). */
+  private synchronized boolean connect() {
+    if (closed || commands != null) {
+      return true;
+    }
+    try {
+      if (cluster != null) {
+        StatefulRedisClusterConnection<String, String> c = cluster.connect(StringCodec.UTF8);
+        clusterConnection = c;
+        connection = c;
+        commands = c.async();
+      } else {
+        StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, standalone);
+        connection = c;
+        commands = c.async();
+      }
+      if (closed) {
+        connection.close();
+      }
+      return true;
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "redis {} not reachable ({}): retrying, its counters fail open (or closed, per rule) until it answers",
+          describe,
+          e.getMessage());
+      return false;
+    }
+  }
+
+  /**
+   * The commands, or a failure when Redis was never reached.
+   *
+   * @throws StoreUnavailableException before the first connection
+   */
+  RedisScriptingAsyncCommands<String, String> commands() {
+    RedisScriptingAsyncCommands<String, String> c = commands;
+    if (c == null) {
+      throw new StoreUnavailableException("redis " + describe + " not connected yet");
+    }
+    return c;
+  }
+
+  boolean isCluster() {
+    return cluster != null;
+  }
+
+  /** The hash slot of a key, or 0 when not a cluster (every key goes to one master). */
+  int slotOf(String key) {
+    return cluster == null ? 0 : SlotHash.getSlot(key);
+  }
+
+  /** The master serving {@code slot}, as {@code host:port}, for its breaker. */
+  String nodeOf(int slot) {
+    StatefulRedisClusterConnection<String, String> c = clusterConnection;
+    if (c == null) {
+      return describe;
+    }
+    RedisClusterNode node = c.getPartitions().getPartitionBySlot(slot);
+    return node == null ? "slot " + slot : node.getUri().getHost() + ':' + node.getUri().getPort();
+  }
+
+  @Override
+  public String toString() {
+    return describe;
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      closed = true;
+      if (retry != null) {
+        retry.cancel(false);
+      }
+    }
+    StatefulConnection<String, String> c = connection;
+    if (c != null) {
+      c.close();
+    }
+    if (client != null) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    } else {
+      cluster.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+    var unused = resources.shutdown(0, 1, TimeUnit.SECONDS);
+  }
+}
