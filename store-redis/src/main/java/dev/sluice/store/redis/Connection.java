@@ -1,7 +1,9 @@
 package dev.sluice.store.redis;
 
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -17,8 +19,11 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -49,13 +54,19 @@ final class Connection implements AutoCloseable {
   private volatile boolean closed;
   private ScheduledFuture<?> retry;
 
+  /** Whether a connection was lost since it was last (re)connected. */
+  private final Set<Object> lost = ConcurrentHashMap.newKeySet();
+
+  private static final Object ANY = new Object();
+
   Connection(
       List<RedisURI> uris,
       boolean isCluster,
       Duration connectTimeout,
       Duration commandTimeout,
       Duration maxReconnectDelay,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler,
+      Runnable reconnected) {
     this.retryMillis = Math.max(10, maxReconnectDelay.toMillis());
     this.describe = (isCluster ? "cluster " : "") + uris;
     this.resources =
@@ -104,6 +115,32 @@ final class Connection implements AutoCloseable {
               .timeoutOptions(timeouts)
               .build());
     }
+    RedisConnectionStateListener events =
+        new RedisConnectionStateListener() {
+          @Override
+          public void onRedisConnected(RedisChannelHandler<?, ?> c, SocketAddress address) {
+            if (lost.remove(ANY)) {
+              LOG.warn("redis {} reconnected: counting again", address);
+              reconnected.run();
+            }
+          }
+
+          @Override
+          public void onRedisDisconnected(RedisChannelHandler<?, ?> c) {
+            if (!closed && commands != null) {
+              LOG.warn(
+                  "redis {} lost: its counters fail open (or closed, per rule) until it"
+                      + " reconnects",
+                  describe);
+              lost.add(ANY);
+            }
+          }
+        };
+    if (client != null) {
+      client.addListener(events);
+    } else {
+      cluster.addListener(events);
+    }
     if (!connect()) {
       synchronized (this) {
         retry =
@@ -141,6 +178,8 @@ final class Connection implements AutoCloseable {
       }
       if (closed) {
         connection.close();
+      } else {
+        preload();
       }
       return true;
     } catch (RuntimeException e) {
@@ -149,6 +188,16 @@ final class Connection implements AutoCloseable {
           describe,
           e.getMessage());
       return false;
+    }
+  }
+
+  /**
+   * Sends every script to Redis ahead of its first use, so a refund sent right after connecting is
+   * not reordered behind a NOSCRIPT answer; best effort (a script missing later is sent again).
+   */
+  private void preload() {
+    for (Script s : Script.ALL) {
+      var unused = commands.scriptLoad(s.body);
     }
   }
 

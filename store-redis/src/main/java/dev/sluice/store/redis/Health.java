@@ -75,6 +75,12 @@ final class Health {
     }
   }
 
+  /** Closes every breaker: the connection they were failing on is back. */
+  void reset() {
+    breakers.values().forEach(CircuitBreaker::close);
+    failing.clear();
+  }
+
   void failed(CircuitBreaker<Object> b) {
     b.recordFailure();
     failing.add(b);

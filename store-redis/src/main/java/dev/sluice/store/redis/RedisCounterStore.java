@@ -102,7 +102,8 @@ public final class RedisCounterStore implements CounterStore {
             // Lettuce's own timeout only bounds what is left pending; decisions wait less.
             Duration.ofNanos(Math.max(coldTimeoutNanos, TimeUnit.SECONDS.toNanos(1))),
             b.maxReconnectDelay,
-            b.scheduler);
+            b.scheduler,
+            this::reconnected);
     this.values =
         new RedisValues(
             connection,
@@ -200,6 +201,14 @@ public final class RedisCounterStore implements CounterStore {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * A lost connection is back: decisions count again at once, not after the breakers' delay (they
+   * opened on the calls refused while it was down).
+   */
+  private void reconnected() {
+    health.reset();
   }
 
   /** Knobs and leases, shared by every instance on this Redis (and this prefix). */

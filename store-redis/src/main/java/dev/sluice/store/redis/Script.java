@@ -25,6 +25,8 @@ final class Script {
   static final Script VALUE_GET = new Script("value-get.lua");
   static final Script VALUE_SET = new Script("value-set.lua");
   static final Script TIME = new Script("time.lua");
+  static final java.util.List<Script> ALL =
+      java.util.List.of(COUNT, GIVE_BACK, VALUE_GET, VALUE_SET, TIME);
 
   final String body;
   final String sha;

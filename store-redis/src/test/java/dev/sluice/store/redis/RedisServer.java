@@ -46,6 +46,17 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
+  /** A standalone server on a given port. */
+  public static RedisServer startOn(int port, String... args) {
+    try {
+      RedisServer s = new RedisServer(port, List.of(args));
+      s.launch();
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-server: " + e.getMessage(), e);
+    }
+  }
+
   /** A replica of {@code master}. */
   public static RedisServer replicaOf(RedisServer master) {
     return start("--replicaof", "127.0.0.1", Integer.toString(master.port()));
