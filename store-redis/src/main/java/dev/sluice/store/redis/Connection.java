@@ -23,10 +23,12 @@ import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +54,8 @@ final class Connection implements AutoCloseable {
   private volatile RedisScriptingAsyncCommands<String, String> commands;
   private volatile StatefulRedisClusterConnection<String, String> clusterConnection;
   private volatile boolean closed;
-  private ScheduledFuture<?> retry;
+  private volatile boolean warnedUnreachable;
+  private final ScheduledExecutorService scheduler;
 
   /** Whether a connection was lost since it was last (re)connected. */
   private final Set<Object> lost = ConcurrentHashMap.newKeySet();
@@ -141,54 +144,84 @@ final class Connection implements AutoCloseable {
     } else {
       cluster.addListener(events);
     }
-    if (!connect()) {
-      synchronized (this) {
-        retry =
-            scheduler.scheduleWithFixedDelay(
-                this::retry, retryMillis, retryMillis, TimeUnit.MILLISECONDS);
-      }
-    }
-  }
-
-  private void retry() {
-    if (connect()) {
-      synchronized (this) {
-        if (retry != null) {
-          retry.cancel(false);
-        }
-      }
-    }
-  }
-
-  /** Connects once; false when Redis did not accept (logged, retried in the background). */
-  private synchronized boolean connect() {
-    if (closed || commands != null) {
-      return true;
-    }
+    this.scheduler = scheduler;
+    CompletableFuture<Boolean> first = connect();
     try {
-      if (cluster != null) {
-        StatefulRedisClusterConnection<String, String> c = cluster.connect(StringCodec.UTF8);
-        clusterConnection = c;
-        connection = c;
-        commands = c.async();
-      } else {
-        StatefulRedisConnection<String, String> c = client.connect(StringCodec.UTF8, standalone);
-        connection = c;
-        commands = c.async();
-      }
-      if (closed) {
-        connection.close();
-      } else {
-        preload();
-      }
-      return true;
-    } catch (RuntimeException e) {
-      LOG.warn(
-          "redis {} not reachable ({}): retrying, its counters fail open (or closed, per rule) until it answers",
-          describe,
-          e.getMessage());
-      return false;
+      first.get(connectTimeout.toMillis() + 500, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // Not yet: the attempt goes on, and failed ones are retried in the background.
     }
+  }
+
+  /**
+   * One connection attempt, without blocking a thread; a failed one is logged once and tried again
+   * after {@code maxReconnectDelay} (at least 10 ms) until it succeeds or the store is closed.
+   */
+  @SuppressWarnings("unchecked") // a standalone client connects standalone connections
+  private CompletableFuture<Boolean> connect() {
+    CompletableFuture<? extends StatefulConnection<String, String>> attempt;
+    try {
+      attempt =
+          cluster != null
+              // The topology first: a cluster client connects only once it knows the partitions.
+              ? cluster
+                  .refreshPartitionsAsync()
+                  .toCompletableFuture()
+                  .thenCompose(v -> cluster.connectAsync(StringCodec.UTF8))
+              : client.connectAsync(StringCodec.UTF8, standalone).toCompletableFuture();
+    } catch (RuntimeException e) {
+      attempt = CompletableFuture.failedFuture(e);
+    }
+    return attempt.handle(
+        (c, error) -> {
+          if (error != null) {
+            if (!warnedUnreachable) {
+              warnedUnreachable = true;
+              LOG.warn(
+                  "redis {} not reachable ({}): retrying, its counters fail open (or closed, per"
+                      + " rule) until it answers",
+                  describe,
+                  rootCause(error));
+            }
+            synchronized (this) {
+              if (!closed) {
+                var unused =
+                    scheduler.schedule(
+                        () -> {
+                          var unusedAttempt = connect();
+                        },
+                        retryMillis,
+                        TimeUnit.MILLISECONDS);
+              }
+            }
+            return false;
+          }
+          synchronized (this) {
+            if (closed) {
+              c.close();
+              return false;
+            }
+            connection = c;
+            if (c instanceof StatefulRedisClusterConnection<String, String> cc) {
+              clusterConnection = cc;
+              commands = cc.async();
+            } else {
+              commands = ((StatefulRedisConnection<String, String>) c).async();
+            }
+          }
+          preload();
+          return true;
+        });
+  }
+
+  private static String rootCause(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + ": " + t;
   }
 
   /**
@@ -218,6 +251,24 @@ final class Connection implements AutoCloseable {
     return cluster != null;
   }
 
+  private final java.util.concurrent.atomic.AtomicLong lastRefresh =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+
+  /**
+   * A call to a Cluster failed: reads the topology again (at most every 500 ms), so a replica
+   * promoted in a dead master's place is found without waiting for the periodic refresh.
+   */
+  void failed() {
+    if (cluster == null || commands == null) {
+      return;
+    }
+    long last = lastRefresh.get();
+    long now = System.nanoTime();
+    if (now - last > 500_000_000L && lastRefresh.compareAndSet(last, now)) {
+      var unused = cluster.refreshPartitionsAsync();
+    }
+  }
+
   /** The hash slot of a key, or 0 when not a cluster (every key goes to one master). */
   int slotOf(String key) {
     return cluster == null ? 0 : SlotHash.getSlot(key);
@@ -242,9 +293,6 @@ final class Connection implements AutoCloseable {
   public void close() {
     synchronized (this) {
       closed = true;
-      if (retry != null) {
-        retry.cancel(false);
-      }
     }
     StatefulConnection<String, String> c = connection;
     if (c != null) {

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Redis's clock ({@code TIME}, microseconds) measured against this host's: each measurement takes
@@ -19,6 +21,13 @@ import java.util.concurrent.TimeUnit;
 final class RedisClock implements StoreClock {
 
   static final int SAMPLES = 5;
+
+  /** An offset past this is warned about once (again after it came back within). */
+  static final long WARN_MILLIS = 1_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(RedisCounterStore.class);
+
+  private boolean warned;
 
   private final Connection connection;
   private final InstantSource local;
@@ -84,9 +93,33 @@ final class RedisClock implements StoreClock {
       }
     }
     if (bestRtt != Long.MAX_VALUE) {
-      offsetMillis = Math.round(bestOffset / 1_000.0);
-      errorMillis = Math.max(1, (bestRtt / 2 + 999_999) / 1_000_000);
+      long offset = Math.round(bestOffset / 1_000.0);
+      long error = Math.max(1, (bestRtt / 2 + 999_999) / 1_000_000);
+      boolean first = errorMillis < 0;
+      offsetMillis = offset;
+      errorMillis = error;
       last = System.nanoTime();
+      if (Math.abs(offset) > WARN_MILLIS) {
+        if (!warned) {
+          warned = true;
+          LOG.warn(
+              "this host's clock is {} ms {} redis's ({}, ±{} ms): limits are decided on redis's"
+                  + " clock; keep the host's clock synchronised (NTP)",
+              Math.abs(offset),
+              offset > 0 ? "behind" : "ahead of",
+              connection,
+              error);
+        }
+      } else {
+        warned = false;
+      }
+      if (first) {
+        LOG.info(
+            "redis's clock ({}) is {} ms from this host's (±{} ms); limits are decided on it",
+            connection,
+            offset,
+            error);
+      }
     }
   }
 

@@ -80,8 +80,9 @@ public final class RedisCounterStore implements CounterStore {
     this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
     this.health = new Health(b.breakerFailures, b.breakerDelay);
     List<RedisURI> uris = new ArrayList<>();
-    for (RedisURI u : b.uris) {
-      RedisURI copy = RedisURI.builder(u).build();
+    for (String text : b.uris) {
+      // Parsed again for each store: a RedisURI is mutable, and the builder may build again.
+      RedisURI copy = Builder.parse(text);
       if (b.username != null || b.password != null) {
         copy.setCredentialsProvider(
             io.lettuce.core.RedisCredentialsProvider.from(
@@ -325,7 +326,12 @@ public final class RedisCounterStore implements CounterStore {
         nodes.add(node);
         breakers.add(health.breaker(node));
       }
-      health.acquire(breakers, nodes);
+      try {
+        health.acquire(breakers, nodes);
+      } catch (StoreUnavailableException e) {
+        connection.failed();
+        throw e;
+      }
       futures = new CompletableFuture<?>[groups.size()];
       try {
         for (int gi = 0; gi < groups.size(); gi++) {
@@ -384,6 +390,7 @@ public final class RedisCounterStore implements CounterStore {
           health.succeeded(breakers.get(gi));
         } catch (RuntimeException e) {
           health.failed(breakers.get(gi));
+          connection.failed();
           failure = e;
         }
       }
@@ -432,7 +439,7 @@ public final class RedisCounterStore implements CounterStore {
 
   /** Configures a {@link RedisCounterStore}. */
   public static final class Builder {
-    private List<RedisURI> uris = List.of();
+    private List<String> uris = List.of();
     private boolean cluster;
     private String prefix = "sluice";
     private String username;
@@ -457,7 +464,8 @@ public final class RedisCounterStore implements CounterStore {
      */
     public Builder uri(String uri) {
       Objects.requireNonNull(uri, "uri");
-      this.uris = List.of(parse(uri.trim()));
+      parse(uri.trim());
+      this.uris = List.of(uri.trim());
       this.cluster = false;
       return this;
     }
@@ -468,10 +476,11 @@ public final class RedisCounterStore implements CounterStore {
      */
     public Builder cluster(String nodes) {
       Objects.requireNonNull(nodes, "nodes");
-      List<RedisURI> list = new ArrayList<>();
+      List<String> list = new ArrayList<>();
       for (String s : java.util.regex.Pattern.compile("[,\\s]+").splitAsStream(nodes).toList()) {
         if (!s.isBlank()) {
-          list.add(parse(s.trim()));
+          parse(s.trim());
+          list.add(s.trim());
         }
       }
       if (list.isEmpty()) {

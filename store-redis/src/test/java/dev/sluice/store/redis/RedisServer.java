@@ -23,16 +23,69 @@ import java.util.List;
 public final class RedisServer implements AutoCloseable {
 
   static final String BINARY = "/usr/bin/redis-server";
+  static final String SENTINEL = "/usr/bin/redis-sentinel";
 
   private final int port;
   private final List<String> extra;
   private final Path dir;
+  private final String binary;
+
+  /** The configuration file a sentinel needs (it rewrites it), else null. */
+  private final String config;
+
   private Process process;
 
   private RedisServer(int port, List<String> extra) throws IOException {
+    this(BINARY, port, extra, null);
+  }
+
+  private RedisServer(String binary, int port, List<String> extra, String config)
+      throws IOException {
+    this.binary = binary;
     this.port = port;
     this.extra = extra;
+    this.config = config;
     this.dir = Files.createTempDirectory("sluice-redis-");
+  }
+
+  /**
+   * A sentinel watching {@code master} under the name {@code name}: it declares the master down
+   * after 500 ms without an answer and fails over to a replica (a quorum of one).
+   */
+  public static RedisServer sentinel(String name, RedisServer master) {
+    String conf =
+        "sentinel monitor "
+            + name
+            + " 127.0.0.1 "
+            + master.port()
+            + " 1\n"
+            + "sentinel down-after-milliseconds "
+            + name
+            + " 500\n"
+            + "sentinel failover-timeout "
+            + name
+            + " 5000\n"
+            + "sentinel parallel-syncs "
+            + name
+            + " 1\n";
+    try {
+      RedisServer s = new RedisServer(SENTINEL, freePort(), List.of(), conf);
+      s.launch();
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-sentinel: " + e.getMessage(), e);
+    }
+  }
+
+  /** A node of a Redis Cluster, not yet joined to one ({@link RedisCluster}). */
+  static RedisServer clusterNode() {
+    return start(
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "1000");
   }
 
   /** A standalone server. */
@@ -78,15 +131,24 @@ public final class RedisServer implements AutoCloseable {
 
   private void launch() throws IOException {
     List<String> cmd = new ArrayList<>();
-    cmd.add(BINARY);
+    cmd.add(binary);
+    if (config != null) {
+      Path file = dir.resolve("sentinel.conf");
+      if (!Files.exists(file)) {
+        Files.writeString(file, config);
+      }
+      cmd.add(file.toString());
+    }
     cmd.add("--port");
     cmd.add(Integer.toString(port));
     cmd.add("--bind");
     cmd.add("127.0.0.1");
-    cmd.add("--save");
-    cmd.add("");
-    cmd.add("--appendonly");
-    cmd.add("no");
+    if (config == null) {
+      cmd.add("--save");
+      cmd.add("");
+      cmd.add("--appendonly");
+      cmd.add("no");
+    }
     cmd.add("--dir");
     cmd.add(dir.toString());
     cmd.addAll(extra);
