@@ -1,8 +1,10 @@
 package dev.sluice.cli;
 
 import dev.sluice.control.Knobs;
+import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.redis.RedisCounterStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
@@ -15,8 +17,8 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code sluice knobs}: reads and changes the fleet's knobs in memcached. Every instance reading
- * knobs sees a change within its refresh (1 s by default).
+ * {@code sluice knobs}: reads and changes the fleet's knobs in its store (memcached or Redis).
+ * Every instance reading knobs sees a change within its refresh (1 s by default).
  */
 @Command(
     name = "knobs",
@@ -33,14 +35,26 @@ final class KnobsCommand implements Runnable {
         spec.commandLine(), "a knobs command is needed: set, get or clear");
   }
 
-  /** Where the knobs live: the fleet's memcached and the store's key prefix. */
+  /** Where the knobs live: the fleet's memcached or Redis, and the store's key prefix. */
   static final class Store {
     @Option(
         names = "--memcached",
-        required = true,
         paramLabel = "HOST:PORT",
         description = "The fleet's memcached server(s), host:port[,host:port…].")
     String servers;
+
+    @Option(
+        names = "--redis",
+        paramLabel = "URI",
+        description =
+            "The fleet's Redis: host:port, redis://…, rediss://… or redis-sentinel://…#master.")
+    String redis;
+
+    @Option(
+        names = "--redis-cluster",
+        paramLabel = "HOST:PORT",
+        description = "The fleet's Redis Cluster, some of its nodes: host:port[,host:port…].")
+    String redisCluster;
 
     @Option(
         names = "--prefix",
@@ -53,23 +67,44 @@ final class KnobsCommand implements Runnable {
         defaultValue = "2s",
         paramLabel = "PERIOD",
         converter = ThresholdsCommand.PeriodConverter.class,
-        description = "How long to wait for memcached (default: 2s).")
+        description = "How long to wait for the store (default: 2s).")
     Duration timeout;
 
-    /** Runs {@code f} with the store's shared values, and turns a silent memcached into a line. */
+    /** Runs {@code f} with the store's shared values, and turns a silent store into a line. */
     <T> T with(java.util.function.Function<SharedValues, T> f) {
       Duration t = timeout;
-      MemcachedCounterStore store;
+      int given =
+          (servers != null ? 1 : 0) + (redis != null ? 1 : 0) + (redisCluster != null ? 1 : 0);
+      if (given != 1) {
+        throw new Sluice.UsageError("one of --memcached, --redis and --redis-cluster is required");
+      }
+      String option =
+          servers != null ? "--memcached" : redis != null ? "--redis" : "--redis-cluster";
+      String where =
+          servers != null
+              ? "memcached at " + servers
+              : "redis at " + (redis != null ? redis : redisCluster);
+      CounterStore store;
       try {
-        store =
-            MemcachedCounterStore.builder()
-                .servers(servers)
-                .prefix(prefix)
-                .operationTimeout(t)
-                .connectTimeout(t)
-                .build();
+        if (servers != null) {
+          store =
+              MemcachedCounterStore.builder()
+                  .servers(servers)
+                  .prefix(prefix)
+                  .operationTimeout(t)
+                  .connectTimeout(t)
+                  .build();
+        } else {
+          RedisCounterStore.Builder b = RedisCounterStore.builder();
+          if (redis != null) {
+            b.uri(redis);
+          } else {
+            b.cluster(redisCluster);
+          }
+          store = b.prefix(prefix).operationTimeout(t).connectTimeout(t).storeClock(false).build();
+        }
       } catch (IllegalArgumentException e) {
-        throw new Sluice.UsageError("--memcached: " + e.getMessage());
+        throw new Sluice.UsageError(option + ": " + e.getMessage());
       }
       try {
         return f.apply(store.sharedValues().orElseThrow());
@@ -77,8 +112,7 @@ final class KnobsCommand implements Runnable {
         throw e;
       } catch (RuntimeException e) {
         throw new IllegalStateException(
-            "memcached at " + servers + " did not answer within " + dev.sluice.Periods.format(t),
-            e);
+            where + " did not answer within " + dev.sluice.Periods.format(t), e);
       } finally {
         store.close();
       }

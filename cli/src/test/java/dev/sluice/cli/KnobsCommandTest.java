@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.store.redis.RedisServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,6 +48,21 @@ class KnobsCommandTest {
     knobs("clear", "--memcached", m, "--prefix", "t1", "rule:search");
     knobs("clear", "--memcached", m, "--prefix", "t1", "global");
     assertEquals("(no knobs set)\n", knobs("get", "--memcached", m, "--prefix", "t1").out());
+  }
+
+  @Test
+  void setGetAndClearRoundTripThroughRedis() {
+    try (RedisServer redis = RedisServer.start()) {
+      String r = redis.address();
+      Run set = knobs("set", "--redis", r, "--prefix", "t1", "rule:search", "limit=2");
+      assertEquals(0, set.code(), set.err());
+      assertEquals("rule:search limit=2\n", knobs("get", "--redis", r, "--prefix", "t1").out());
+      assertEquals(
+          "rule:search limit=2\n", knobs("get", "--redis", "redis://" + r, "--prefix", "t1").out());
+      knobs("clear", "--redis", r, "--prefix", "t1", "rule:search");
+      assertEquals("(no knobs set)\n", knobs("get", "--redis", r, "--prefix", "t1").out());
+      knobs("get", "--redis", r, "--memcached", memcached.address()).failsWithOneLine(2);
+    }
   }
 
   @Test

@@ -14,7 +14,7 @@ public interface CounterStoreProvider {
   /**
    * The short name.
    *
-   * @return e.g. {@code memcached} or {@code in-memory}
+   * @return e.g. {@code memcached}, {@code redis} or {@code in-memory}
    */
   String name();
 
@@ -77,7 +77,7 @@ public interface CounterStoreProvider {
             + name
             + "' on the class path (found: "
             + (known.length() == 0
-                ? "none; add sluice-store-inmemory or sluice-store-memcached"
+                ? "none; add sluice-store-inmemory, sluice-store-memcached or sluice-store-redis"
                 : known)
             + ")");
   }

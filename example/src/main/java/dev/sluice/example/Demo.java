@@ -6,6 +6,7 @@ import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.redis.RedisCounterStore;
 import dev.sluice.yaml.RulesException;
 import dev.sluice.yaml.YamlRules;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import org.glassfish.jersey.server.ResourceConfig;
  *
  * <pre>
  * java -jar example/target/sluice-example.jar [--port 8080] [--rules FILE] [--memcached host:port[,host:port…]]
+ *     [--redis host:port | redis://… | rediss://… | redis-sentinel://…#master] [--redis-cluster host:port,…]
  * </pre>
  */
 public final class Demo implements AutoCloseable {
@@ -91,10 +93,16 @@ public final class Demo implements AutoCloseable {
         o.rules == null ? YamlRules.loadResource("demo-rules.yaml") : YamlRules.load(o.rules);
     java.time.InstantSource storeClock =
         o.clock == null ? java.time.InstantSource.system() : o.clock;
-    CounterStore store =
-        o.memcached == null
-            ? InMemoryCounterStore.builder().clock(storeClock).build()
-            : MemcachedCounterStore.builder().servers(o.memcached).clock(storeClock).build();
+    CounterStore store;
+    if (o.redis != null) {
+      store = RedisCounterStore.builder().uri(o.redis).clock(storeClock).build();
+    } else if (o.redisCluster != null) {
+      store = RedisCounterStore.builder().cluster(o.redisCluster).clock(storeClock).build();
+    } else if (o.memcached != null) {
+      store = MemcachedCounterStore.builder().servers(o.memcached).clock(storeClock).build();
+    } else {
+      store = InMemoryCounterStore.builder().clock(storeClock).build();
+    }
     SluiceFeature.Builder b =
         SluiceFeature.builder(store)
             // The customer of an API key comes from the server's own accounts, not from a header
@@ -141,9 +149,7 @@ public final class Demo implements AutoCloseable {
     int port = server.getListener("grizzly").getPort();
     String url = "http://" + (o.host.equals("0.0.0.0") ? "localhost" : o.host) + ":" + port;
     out.println("Sluice demo listening on " + url);
-    out.println(
-        "Store: "
-            + (o.memcached == null ? "in-memory (this JVM only)" : "memcached " + o.memcached));
+    out.println("Store: " + o.storeName());
     out.println(
         "Rules ("
             + (o.rules == null ? "bundled demo-rules.yaml" : o.rules + ", watched for edits")
@@ -154,11 +160,17 @@ public final class Demo implements AutoCloseable {
             + url
             + "/api/v1/report; done; echo");
     out.println("     curl -i -H 'X-Api-Key: demo' " + url + "/api/v1/report");
-    if (o.memcached != null) {
+    if (o.memcached != null || o.redis != null || o.redisCluster != null) {
+      String where =
+          o.redis != null
+              ? "--redis " + o.redis
+              : o.redisCluster != null
+                  ? "--redis-cluster " + o.redisCluster
+                  : "--memcached " + o.memcached;
       out.println(
-          "Knobs (every instance on this memcached, within 1 s): java -jar cli/target/sluice.jar"
-              + " knobs set --memcached "
-              + o.memcached
+          "Knobs (every instance on this store, within 1 s): java -jar cli/target/sluice.jar"
+              + " knobs set "
+              + where
               + " rule:reports-per-key limit=2");
     }
     return new Demo(server, feature, store, port);
@@ -183,11 +195,14 @@ public final class Demo implements AutoCloseable {
   public static final class Options {
     static final String USAGE =
         "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached"
-            + " host:port[,host:port...]] [--workers N (8)]";
+            + " host:port[,host:port...]] [--redis host:port|redis://...|redis-sentinel://...]"
+            + " [--redis-cluster host:port,...] [--workers N (8)]";
     String host = "0.0.0.0";
     int port = 8080;
     java.nio.file.Path rules;
     String memcached;
+    String redis;
+    String redisCluster;
 
     /** The server's worker threads; the bundled rules' loadShedding.workers.threads matches. */
     int workers = 8;
@@ -231,6 +246,28 @@ public final class Demo implements AutoCloseable {
       return this;
     }
 
+    /** One Redis: host:port, or a redis://, rediss:// or redis-sentinel:// URI. */
+    public Options redis(String uri) {
+      this.redis = uri;
+      return this;
+    }
+
+    /** A Redis Cluster, from some of its nodes: host:port,host:port. */
+    public Options redisCluster(String nodes) {
+      this.redisCluster = nodes;
+      return this;
+    }
+
+    String storeName() {
+      if (redis != null) {
+        return "redis " + redis;
+      }
+      if (redisCluster != null) {
+        return "redis cluster " + redisCluster;
+      }
+      return memcached == null ? "in-memory (this JVM only)" : "memcached " + memcached;
+    }
+
     public static Options parse(String... args) {
       Options o = new Options();
       for (int i = 0; i < args.length; i++) {
@@ -253,6 +290,8 @@ public final class Demo implements AutoCloseable {
           case "--host" -> o.host = v;
           case "--rules" -> o.rules = java.nio.file.Path.of(v);
           case "--memcached" -> o.memcached = v;
+          case "--redis" -> o.redis = v;
+          case "--redis-cluster" -> o.redisCluster = v;
           case "--workers" -> {
             try {
               o.workers = Integer.parseInt(v);
@@ -265,6 +304,13 @@ public final class Demo implements AutoCloseable {
           }
           default -> throw new IllegalArgumentException("unknown option " + a);
         }
+      }
+      if ((o.memcached != null ? 1 : 0)
+              + (o.redis != null ? 1 : 0)
+              + (o.redisCluster != null ? 1 : 0)
+          > 1) {
+        throw new IllegalArgumentException(
+            "one store at most: --memcached, --redis or --redis-cluster");
       }
       return o;
     }

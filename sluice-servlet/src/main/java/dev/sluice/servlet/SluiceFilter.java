@@ -41,11 +41,15 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code rules}: a rules file path (watched for edits), or {@code classpath:NAME} for a
  *       resource;
- *   <li>{@code store}: {@code in-memory} (the default) or {@code memcached}, or the class name of
- *       either store; the store's module must be on the class path;
+ *   <li>{@code store}: {@code in-memory} (the default), {@code memcached} or {@code redis}, or the
+ *       class name of the store; the store's module must be on the class path;
  *   <li>{@code store.NAME}: the store's settings. Memcached: {@code store.servers} ({@code
  *       host:port,host:port}, required), {@code store.prefix}, {@code store.operationTimeout} and
- *       {@code store.connectTimeout} (e.g. {@code 50ms}, {@code 2s}). In memory: {@code
+ *       {@code store.connectTimeout} (e.g. {@code 50ms}, {@code 2s}). Redis: {@code store.uri}
+ *       ({@code host:port}, {@code redis://}, {@code rediss://} or {@code
+ *       redis-sentinel://…#master}) or {@code store.cluster} ({@code host:port,host:port}), and
+ *       {@code store.prefix}, {@code store.username}, {@code store.password}, {@code store.tls},
+ *       {@code store.operationTimeout}, {@code store.connectTimeout}. In memory: {@code
  *       store.maximumCounters}.
  *   <li>{@code knobs}: how often to read the fleet's knobs from the store (e.g. {@code 1s}); unset,
  *       knobs are not read.

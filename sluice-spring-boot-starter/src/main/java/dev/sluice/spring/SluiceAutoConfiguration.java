@@ -63,12 +63,14 @@ public class SluiceAutoConfiguration {
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  CounterStore sluiceCounterStore(SluiceProperties properties) {
+  CounterStore sluiceCounterStore(SluiceProperties properties, Environment env) {
     String store = properties.getStore().trim();
     Map<String, String> settings = new HashMap<>();
     if (store.equals("in-memory")) {
       Integer max = properties.getInMemory().getMaximumCounters();
       put(settings, "maximumCounters", max == null ? null : max.toString());
+    } else if (store.equals("redis")) {
+      settings.putAll(RedisSettings.of(properties.getRedis(), env));
     } else {
       SluiceProperties.Memcached m = properties.getMemcached();
       put(settings, "servers", m.getServers());

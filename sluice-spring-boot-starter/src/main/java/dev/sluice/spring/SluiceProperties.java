@@ -22,7 +22,7 @@ public class SluiceProperties {
   /** How often a rules file is checked for edits. */
   private Duration rulesCheckInterval = Duration.ofSeconds(1);
 
-  /** The counter store: in-memory (one instance) or memcached (a fleet). */
+  /** The counter store: in-memory (one instance), memcached or redis (a fleet). */
   private String store = "in-memory";
 
   /** How often to read the fleet's knobs from the store; unset, knobs are not read. */
@@ -33,6 +33,9 @@ public class SluiceProperties {
 
   /** The in-memory store, for sluice.store=in-memory. */
   private final InMemory inMemory = new InMemory();
+
+  /** The Redis store, for sluice.store=redis; spring.data.redis.* gives what this leaves unset. */
+  private final Redis redis = new Redis();
 
   /** The servlet filter. */
   private final Filter filter = new Filter();
@@ -76,6 +79,11 @@ public class SluiceProperties {
   /** {@code sluice.memcached.*}. */
   public Memcached getMemcached() {
     return memcached;
+  }
+
+  /** {@code sluice.redis.*}. */
+  public Redis getRedis() {
+    return redis;
   }
 
   /** {@code sluice.in-memory.*}. */
@@ -130,6 +138,109 @@ public class SluiceProperties {
     }
 
     /** {@return the start-up wait for connections (2s)} */
+    public Duration getConnectTimeout() {
+      return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+    }
+  }
+
+  /**
+   * {@code sluice.redis.*}. Where neither uri nor cluster is set, the connection comes from
+   * spring.data.redis.* (url, host and port, sentinel, cluster, username, password, ssl, database,
+   * connect-timeout), so an application already on Redis configures it once.
+   */
+  public static class Redis {
+    /** One Redis: host:port, redis://, rediss:// (TLS) or redis-sentinel://…#master. */
+    private String uri;
+
+    /** A Redis Cluster, some of its nodes: host:port,host:port. */
+    private String cluster;
+
+    /** The prefix of every key; sluice unless set. */
+    private String prefix;
+
+    /** An ACL user (with a password). */
+    private String username;
+
+    /** The password (of the ACL user, or requirepass). */
+    private String password;
+
+    /** Whether to connect over TLS, as rediss:// does. */
+    private Boolean tls;
+
+    /** The most a decision waits for Redis; 50ms unless set. */
+    private Duration operationTimeout;
+
+    /** How long the start waits for the first connection; 2s unless set. */
+    private Duration connectTimeout;
+
+    /** {@code sluice.redis.uri}. */
+    public String getUri() {
+      return uri;
+    }
+
+    public void setUri(String uri) {
+      this.uri = uri;
+    }
+
+    /** {@code sluice.redis.cluster}. */
+    public String getCluster() {
+      return cluster;
+    }
+
+    public void setCluster(String cluster) {
+      this.cluster = cluster;
+    }
+
+    /** {@return the key prefix ({@code sluice})} */
+    public String getPrefix() {
+      return prefix;
+    }
+
+    public void setPrefix(String prefix) {
+      this.prefix = prefix;
+    }
+
+    /** {@code sluice.redis.username}. */
+    public String getUsername() {
+      return username;
+    }
+
+    public void setUsername(String username) {
+      this.username = username;
+    }
+
+    /** {@code sluice.redis.password}. */
+    public String getPassword() {
+      return password;
+    }
+
+    public void setPassword(String password) {
+      this.password = password;
+    }
+
+    /** {@code sluice.redis.tls}. */
+    public Boolean getTls() {
+      return tls;
+    }
+
+    public void setTls(Boolean tls) {
+      this.tls = tls;
+    }
+
+    /** {@return the most a decision waits for Redis (50ms)} */
+    public Duration getOperationTimeout() {
+      return operationTimeout;
+    }
+
+    public void setOperationTimeout(Duration operationTimeout) {
+      this.operationTimeout = operationTimeout;
+    }
+
+    /** {@return the start-up wait for the connection (2s)} */
     public Duration getConnectTimeout() {
       return connectTimeout;
     }

@@ -46,8 +46,9 @@ class SluiceAutoConfigurationTest {
   @Test
   void anUnknownStoreOrAMissingSettingStopsTheStartNamingIt() {
     runner
-        .withPropertyValues("sluice.rules=classpath:sluice-test-rules.yaml", "sluice.store=redis")
-        .run(c -> assertThat(c).getFailure().hasMessageContaining("sluice.store=redis"));
+        .withPropertyValues(
+            "sluice.rules=classpath:sluice-test-rules.yaml", "sluice.store=cassandra")
+        .run(c -> assertThat(c).getFailure().hasMessageContaining("sluice.store=cassandra"));
     runner
         .withPropertyValues(
             "sluice.rules=classpath:sluice-test-rules.yaml", "sluice.store=memcached")

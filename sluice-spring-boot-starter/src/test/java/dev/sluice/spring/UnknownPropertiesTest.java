@@ -143,6 +143,14 @@ class UnknownPropertiesTest {
             "sluice.memcached.operation-timeout",
             "sluice.memcached.connect-timeout",
             "sluice.in-memory.maximum-counters",
+            "sluice.redis.uri",
+            "sluice.redis.cluster",
+            "sluice.redis.prefix",
+            "sluice.redis.username",
+            "sluice.redis.password",
+            "sluice.redis.tls",
+            "sluice.redis.operation-timeout",
+            "sluice.redis.connect-timeout",
             "sluice.filter.order",
             "sluice.filter.url-patterns");
   }

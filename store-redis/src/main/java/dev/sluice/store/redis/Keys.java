@@ -1,0 +1,96 @@
+package dev.sluice.store.redis;
+
+import dev.sluice.spi.CounterUpdate;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * Redis keys: {@code {prefix}:{identity}:{rule}:{period}:{window}} for a window, {@code
+ * {prefix}:{identity}:{rule}:{period}:tat} for a running counter (one value whatever the window),
+ * and {@code {prefix}:value:{name}} for a shared value. The identity is the key's hash tag (in
+ * braces), so on a Redis Cluster every counter of one client, its previous windows and all its
+ * rules, lives in one hash slot and one script counts them; different clients spread over the
+ * slots. A rule, identity or name is written as it is only when every character is in a small safe
+ * set (no ':', no braces, no spaces, no control characters, ASCII only) and it is at most 64
+ * characters; otherwise it is replaced by {@code #} and the URL-safe Base64 of its SHA-256, so two
+ * different values share a key only if SHA-256 collides, and no caller data can move a hash tag.
+ */
+final class Keys {
+
+  private static final int MAX_RAW = 64;
+
+  private final String prefix;
+
+  Keys(String prefix) {
+    if (prefix.isEmpty() || !safe(prefix) || prefix.length() > 32) {
+      throw new IllegalArgumentException("prefix must be 1-32 characters of [A-Za-z0-9._~@/+=,-]");
+    }
+    this.prefix = prefix;
+  }
+
+  String prefix() {
+    return prefix;
+  }
+
+  /** The key of the update's counter: its window's, or its running value's. */
+  String key(CounterUpdate u) {
+    return u.running() ? name(u) + "tat" : name(u) + u.window();
+  }
+
+  /** The key without its window: {@code {prefix}:{identity}:{rule}:{period}:}. */
+  String name(CounterUpdate u) {
+    return prefix
+        + ":{"
+        + part(u.identity())
+        + "}:"
+        + part(u.rule())
+        + ':'
+        + u.periodMillis()
+        + ':';
+  }
+
+  /** The key of a shared value. */
+  String value(String name) {
+    return prefix + ":value:{" + part(name) + '}';
+  }
+
+  /** The value itself when safe and short; else its digest. Either way at most 64 characters. */
+  static String part(String value) {
+    return value.length() <= MAX_RAW && safe(value) ? value : digest(value);
+  }
+
+  static boolean safe(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      boolean ok =
+          (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9')
+              || c == '.'
+              || c == '_'
+              || c == '-'
+              || c == '~'
+              || c == '@'
+              || c == '/'
+              || c == '+'
+              || c == '='
+              || c == ',';
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static String digest(String value) {
+    try {
+      byte[] d =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+      return '#' + Base64.getUrlEncoder().withoutPadding().encodeToString(d);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError("SHA-256 is required of every JVM", e);
+    }
+  }
+}

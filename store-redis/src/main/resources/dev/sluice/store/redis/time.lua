@@ -1,0 +1,2 @@
+-- The server's clock: {seconds, microseconds}.
+return redis.call('TIME')

@@ -1,0 +1,279 @@
+package dev.sluice.store.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A real {@code redis-server} (or {@code redis-sentinel}) on a free port of the loopback interface,
+ * for tests: started by {@link #start}, stopped by {@link #close}. It can be killed and started
+ * again on the same port, and paused ({@code SIGSTOP}) to play a stalled server. No persistence: a
+ * restarted server is empty, as a lost one is.
+ */
+public final class RedisServer implements AutoCloseable {
+
+  static final String BINARY = "/usr/bin/redis-server";
+  static final String SENTINEL = "/usr/bin/redis-sentinel";
+
+  private final int port;
+  private final List<String> extra;
+  private final Path dir;
+  private final String binary;
+
+  /** The configuration file a sentinel needs (it rewrites it), else null. */
+  private final String config;
+
+  private Process process;
+
+  private RedisServer(int port, List<String> extra) throws IOException {
+    this(BINARY, port, extra, null);
+  }
+
+  private RedisServer(String binary, int port, List<String> extra, String config)
+      throws IOException {
+    this.binary = binary;
+    this.port = port;
+    this.extra = extra;
+    this.config = config;
+    this.dir = Files.createTempDirectory("sluice-redis-");
+  }
+
+  /**
+   * A sentinel watching {@code master} under the name {@code name}: it declares the master down
+   * after 500 ms without an answer and fails over to a replica (a quorum of one).
+   */
+  public static RedisServer sentinel(String name, RedisServer master) {
+    String conf =
+        "sentinel monitor "
+            + name
+            + " 127.0.0.1 "
+            + master.port()
+            + " 1\n"
+            + "sentinel down-after-milliseconds "
+            + name
+            + " 500\n"
+            + "sentinel failover-timeout "
+            + name
+            + " 5000\n"
+            + "sentinel parallel-syncs "
+            + name
+            + " 1\n";
+    try {
+      RedisServer s = new RedisServer(SENTINEL, freePort(), List.of(), conf);
+      s.launch();
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-sentinel: " + e.getMessage(), e);
+    }
+  }
+
+  /** A node of a Redis Cluster, not yet joined to one ({@link RedisCluster}). */
+  static RedisServer clusterNode() {
+    return start(
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        "1000");
+  }
+
+  /** A standalone server. */
+  public static RedisServer start(String... args) {
+    try {
+      RedisServer s = new RedisServer(freePort(), List.of(args));
+      s.launch();
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-server: " + e.getMessage(), e);
+    }
+  }
+
+  /** A standalone server on a given port. */
+  public static RedisServer startOn(int port, String... args) {
+    try {
+      RedisServer s = new RedisServer(port, List.of(args));
+      s.launch();
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-server: " + e.getMessage(), e);
+    }
+  }
+
+  /** A replica of {@code master}. */
+  public static RedisServer replicaOf(RedisServer master) {
+    return start("--replicaof", "127.0.0.1", Integer.toString(master.port()));
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** {@code 127.0.0.1:port}. */
+  public String address() {
+    return "127.0.0.1:" + port;
+  }
+
+  /** {@code redis://127.0.0.1:port}. */
+  public String uri() {
+    return "redis://" + address();
+  }
+
+  private void launch() throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(binary);
+    if (config != null) {
+      Path file = dir.resolve("sentinel.conf");
+      if (!Files.exists(file)) {
+        Files.writeString(file, config);
+      }
+      cmd.add(file.toString());
+    }
+    cmd.add("--port");
+    cmd.add(Integer.toString(port));
+    cmd.add("--bind");
+    cmd.add("127.0.0.1");
+    if (config == null) {
+      cmd.add("--save");
+      cmd.add("");
+      cmd.add("--appendonly");
+      cmd.add("no");
+    }
+    cmd.add("--dir");
+    cmd.add(dir.toString());
+    cmd.addAll(extra);
+    process =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("redis.log").toFile())
+            .start();
+    awaitReady(Duration.ofSeconds(10));
+  }
+
+  /** Waits until the server accepts a connection (it may still answer NOAUTH: it is up). */
+  private void awaitReady(Duration max) {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("redis exited: " + log());
+      }
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
+        s.setSoTimeout(1_000);
+        OutputStream out = s.getOutputStream();
+        out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = s.getInputStream();
+        int c = in.read();
+        if (c == '+' || c == '-') {
+          return;
+        }
+      } catch (IOException e) {
+        // not yet
+      }
+      Thread.onSpinWait();
+      try {
+        Thread.sleep(10); // polling a starting process, not waiting for a window
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    throw new IllegalStateException("redis did not start on " + port + ": " + log());
+  }
+
+  /** The server's output so far. */
+  public String log() {
+    try {
+      return Files.readString(dir.resolve("redis.log"));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  /** Kills the server (as a crash would); {@link #restart} brings an empty one back. */
+  public void kill() {
+    if (process != null) {
+      process.destroyForcibly();
+      try {
+        process.waitFor();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Starts an empty server on the same port. */
+  public void restart() {
+    kill();
+    try {
+      launch();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Stops the server answering (SIGSTOP) without closing its connections. */
+  public void pause() {
+    signal("STOP");
+  }
+
+  /** Lets a paused server answer again (SIGCONT). */
+  public void resume() {
+    signal("CONT");
+  }
+
+  private void signal(String name) {
+    try {
+      Process p = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+      p.waitFor();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Sends one command through redis-cli and returns its answer. */
+  public String cli(String... args) {
+    List<String> cmd = new ArrayList<>(List.of("/usr/bin/redis-cli", "-p", Integer.toString(port)));
+    cmd.addAll(List.of(args));
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      p.waitFor();
+      return out;
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (process != null && process.isAlive()) {
+      resume();
+    }
+    kill();
+  }
+
+  static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
