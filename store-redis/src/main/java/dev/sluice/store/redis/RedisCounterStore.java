@@ -247,11 +247,11 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * The most a running counter may reach: the script stores {@code max(stored, floor) + delta} only
-   * up to it, and reports the value either way. Unlimited until the SPI carries one per counter.
+   * The most a running counter may reach ({@link CounterUpdate#ceiling}): the script stores {@code
+   * max(stored, floor) + delta} only up to it, and reports the value either way.
    */
   static long ceiling(CounterUpdate u) {
-    return Long.MAX_VALUE;
+    return u.ceiling();
   }
 
   /** A window's time to live: two periods plus slack, in milliseconds. */
