@@ -39,7 +39,8 @@ import net.spy.memcached.internal.OperationFuture;
  * whose clock lags can still add to a window after this one read it; that error is bounded by the
  * clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:w1.{window}} ({@code w1} the
  * value's format) with unsafe or long parts replaced by a digest (no raw caller data reaches the
- * wire); windows live two periods plus slack, and a TTL over 30 days is sent as an absolute Unix time, as memcached requires.
+ * wire); windows live two periods plus slack, and a TTL over 30 days is sent as an absolute Unix
+ * time, as memcached requires.
  *
  * <p>A request path never waits long: the batch gets one deadline ({@link
  * Builder#operationTimeout}, 50 ms by default), operations are never queued behind a full queue,

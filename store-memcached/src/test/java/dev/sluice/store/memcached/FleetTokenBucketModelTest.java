@@ -1,10 +1,10 @@
 package dev.sluice.store.memcached;
 
-import dev.sluice.testkit.MemcachedServer;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

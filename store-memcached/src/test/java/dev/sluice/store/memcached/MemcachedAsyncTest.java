@@ -1,6 +1,5 @@
 package dev.sluice.store.memcached;
 
-import dev.sluice.testkit.MemcachedServer;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,6 +13,7 @@ import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.StoreTimeoutException;
+import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
