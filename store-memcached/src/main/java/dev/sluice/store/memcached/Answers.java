@@ -48,6 +48,9 @@ final class Answers {
       var unused = get.addListener((GetCompletionListener) answered -> done.run());
     } else if (f instanceof OneOfBulk bulk) {
       var unused = bulk.bulk().addListener((BulkGetCompletionListener) answered -> done.run());
+    } else if (f instanceof java.util.concurrent.CompletableFuture<?> move) {
+      // A token bucket's move (RunningLines), completed by its line's read-modify-write.
+      var unused = move.whenComplete((v, e) -> done.run());
     } else {
       throw new IllegalArgumentException("no completion listener for " + f.getClass().getName());
     }

@@ -126,13 +126,13 @@ final class Batch {
    * ({@link Answers#whenAll}) and then calls {@link #await}, which finds them all answered.
    */
   List<Future<?>> sent() {
-    List<Future<?>> all = new ArrayList<>(incrs.length + touches.length + gets.size());
+    List<Future<?>> all = new ArrayList<>(incrs.length + moves.length + gets.size());
     for (Future<?> f : incrs) {
       if (f != null) {
         all.add(f);
       }
     }
-    for (Future<?> f : touches) {
+    for (Future<?> f : moves) {
       if (f != null) {
         all.add(f);
       }

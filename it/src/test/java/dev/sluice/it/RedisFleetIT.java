@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * still miss its 50 ms deadline; the exactness rules fail closed ({@code onStoreFailure: reject}, a
  * 503), so such a request is never admitted uncounted, and it is reported beside the figure.
  */
-class RedisFleetTest {
+class RedisFleetIT {
 
   private static final String RULES =
       """
