@@ -226,6 +226,7 @@ class FleetHarnessIT {
   }
 
   @Test
+  @Tag("known-gap")
   void aFixedWindowCountsExactlyAcrossInstancesAndFaults() throws Exception {
     run(
         "fixed window",
@@ -237,6 +238,7 @@ class FleetHarnessIT {
   }
 
   @Test
+  @Tag("known-gap")
   void aSlidingWindowDecidesAsItsEstimateAcrossInstancesAndFaults() throws Exception {
     run(
         "sliding window",

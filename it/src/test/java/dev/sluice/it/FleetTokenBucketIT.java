@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -136,6 +137,7 @@ class FleetTokenBucketIT {
    * behind the clock).
    */
   @Test
+  @Tag("known-gap")
   void thirtyConcurrentRequestsOverThreeInstancesPassExactlyTheBurst() throws Exception {
     List<Integer> admitted = new ArrayList<>();
     String idle = UUID.randomUUID().toString();
