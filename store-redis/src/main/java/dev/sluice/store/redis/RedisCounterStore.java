@@ -2,6 +2,7 @@ package dev.sluice.store.redis;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.Background;
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -161,6 +162,22 @@ public final class RedisCounterStore implements CounterStore {
               } catch (RuntimeException e) {
                 call.failed();
                 throw e;
+              }
+            });
+  }
+
+  /**
+   * Sends the batch's scripts and returns at once: the counts reach the batch in the thread Redis
+   * answered on (or the deadline's), so a reactive adapter's event loop never waits on Redis.
+   */
+  @Override
+  public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
+    int n = batch.size();
+    return incrementAsync(batch.updates())
+        .thenAccept(
+            counts -> {
+              for (int i = 0; i < n; i++) {
+                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
               }
             });
   }
