@@ -105,6 +105,7 @@ public final class RedisCounterStore implements CounterStore {
             Duration.ofNanos(Math.max(coldTimeoutNanos, TimeUnit.SECONDS.toNanos(1))),
             b.maxReconnectDelay,
             b.scheduler,
+            b.trustedCertificates,
             this::reconnected);
     this.values =
         new RedisValues(
@@ -462,6 +463,7 @@ public final class RedisCounterStore implements CounterStore {
     private String username;
     private String password;
     private boolean tls;
+    private java.nio.file.Path trustedCertificates;
     private Duration operationTimeout = Duration.ofMillis(50);
     private Duration connectTimeout = Duration.ofSeconds(2);
     private Duration maxReconnectDelay = Duration.ofMillis(50);
@@ -526,6 +528,19 @@ public final class RedisCounterStore implements CounterStore {
     /** TLS on every connection, as a {@code rediss://} URI asks. */
     public Builder tls(boolean on) {
       this.tls = on;
+      return this;
+    }
+
+    /**
+     * The certificates (PEM) a TLS connection trusts, such as a private CA's that signed the Redis
+     * server's certificate; the JDK's trust store by default. The server's name or address is
+     * checked against its certificate either way.
+     */
+    public Builder trustedCertificates(java.nio.file.Path pem) {
+      if (!java.nio.file.Files.isReadable(pem)) {
+        throw new IllegalArgumentException("trustedCertificates: cannot read " + pem);
+      }
+      this.trustedCertificates = pem;
       return this;
     }
 
