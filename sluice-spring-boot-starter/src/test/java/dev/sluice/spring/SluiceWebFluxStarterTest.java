@@ -2,6 +2,7 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.store.redis.RedisServer;
 import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.webflux.SluiceWebFilter;
 import java.net.URI;
@@ -18,8 +19,8 @@ import reactor.blockhound.BlockHound;
 
 /**
  * A WebFlux application with the starter alone, on Reactor Netty with BlockHound installed: limited
- * from the same properties as a servlet one, in memory and on memcached, with the sluice_ metrics
- * at /actuator/prometheus.
+ * from the same properties as a servlet one, in memory, on memcached and on Redis, with the sluice_
+ * metrics at /actuator/prometheus.
  */
 class SluiceWebFluxStarterTest {
 
@@ -73,6 +74,19 @@ class SluiceWebFluxStarterTest {
                 "sluice.store=memcached",
                 "sluice.memcached.servers=" + memcached.address(),
                 "sluice.memcached.operation-timeout=1s")) {
+      assertLimited(app);
+      assertThat(get(app, "/actuator/prometheus", null).body()).contains("sluice_store_calls");
+    }
+  }
+
+  @Test
+  void aWebFluxApplicationIsLimitedOnRedis() throws Exception {
+    try (RedisServer redis = RedisServer.start();
+        ConfigurableApplicationContext app =
+            start(
+                "sluice.store=redis",
+                "sluice.redis.uri=" + redis.uri(),
+                "sluice.redis.operation-timeout=1s")) {
       assertLimited(app);
       assertThat(get(app, "/actuator/prometheus", null).body()).contains("sluice_store_calls");
     }
