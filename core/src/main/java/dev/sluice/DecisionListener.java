@@ -3,7 +3,7 @@ package dev.sluice;
 import java.util.List;
 
 /**
- * Told of every decision a {@link RateLimiter} or {@link dev.sluice.http.RequestLimiter} makes, for
+ * Told of every decision a {@link RateLimiter} or {@code dev.sluice.http.RequestLimiter} makes, for
  * metrics and logs. Called on the request thread: keep it fast, and do not throw.
  */
 public interface DecisionListener {
@@ -26,9 +26,9 @@ public interface DecisionListener {
   default void onError(Throwable error) {}
 
   /**
-   * Told when a load shedder refused a request with a 503: {@code shedder} is {@link
-   * dev.sluice.shedding.LoadShedder#FLEET} or {@link dev.sluice.shedding.LoadShedder#WORKERS}. Does
-   * nothing by default.
+   * Told when a load shedder refused a request with a 503: {@code shedder} is {@code "fleet-usage"}
+   * or {@code "worker-utilization"} (the names {@code dev.sluice.shedding.LoadShedder} gives its
+   * two shedders). Does nothing by default.
    */
   default void onShed(String priorityClass, String shedder) {}
 

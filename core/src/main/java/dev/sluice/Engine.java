@@ -8,7 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What {@link RateLimiter} (limits keys) and {@link dev.sluice.http.RequestLimiter} (limits HTTP
+ * What {@link RateLimiter} (limits keys) and {@code dev.sluice.http.RequestLimiter} (limits HTTP
  * requests) call: a decision adds the policies that apply to an {@link Outcome}, each with the
  * identity it counts, then {@link #decide}s them together through the {@link Evaluator}, and
  * afterwards hands out the slots a request holds. Thread-safe; each decision's working state lives

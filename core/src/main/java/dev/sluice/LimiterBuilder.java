@@ -1,19 +1,16 @@
 package dev.sluice;
 
-import dev.sluice.control.KnobWatcher;
-import dev.sluice.control.Knobs;
 import dev.sluice.spi.CounterStore;
-import java.time.Duration;
+import dev.sluice.spi.SharedValues;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.function.Consumer;
 
 /**
  * The settings every limiter shares, whatever it limits: the store, the clock, the deny cache and
- * the listener. {@link RateLimiter.Builder} and {@link dev.sluice.http.RequestLimiter.Builder}
- * extend it, so each setting is defined, defaulted and checked once. Not thread-safe.
+ * the listener. {@link RateLimiter.Builder} and the builders of the HTTP and control modules extend
+ * it, so each setting is defined, defaulted and checked once. Not thread-safe.
  *
  * @param <B> the concrete builder, returned by every setter
  */
@@ -36,9 +33,6 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /** Where background work runs: knob reads and two-layer syncs. */
   ScheduledExecutorService scheduler = Background.shared();
-
-  /** How often to read the fleet's knobs; empty: they are not read. */
-  private Optional<Duration> knobRefresh = Optional.empty();
 
   /**
    * Starts the settings of a limiter on {@code store}.
@@ -122,7 +116,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
    * @return the store's shared values
    * @throws IllegalArgumentException if the store keeps none
    */
-  protected dev.sluice.spi.SharedValues sharedValues() {
+  protected SharedValues sharedValues() {
     return store
         .sharedValues()
         .orElseThrow(
@@ -132,29 +126,13 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   }
 
   /**
-   * Reads the fleet's knobs every {@code refresh}, for the builders whose limiters apply them.
+   * Where this limiter's background work runs, for the builders whose limiters schedule some of
+   * their own (reading the knobs).
    *
-   * @param refresh how often to read them
-   * @return this builder
-   * @throws IllegalArgumentException if the store keeps no shared values, or {@code refresh} is not
-   *     positive
+   * @return the scheduler given, or the shared one
    */
-  protected B knobRefresh(Duration refresh) {
-    sharedValues();
-    this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
-    return self();
-  }
-
-  /**
-   * Starts reading the knobs if asked to, telling {@code apply} of each change.
-   *
-   * @param apply what to do with the knobs each time they change
-   * @return the watcher, or empty when knobs are not read
-   */
-  protected Optional<KnobWatcher> watchKnobs(Consumer<Knobs> apply) {
-    Optional<KnobWatcher> w = knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, scheduler));
-    w.ifPresent(watcher -> watcher.listen(apply));
-    return w;
+  protected ScheduledExecutorService backgroundScheduler() {
+    return scheduler;
   }
 
   /** The engine these settings describe. */

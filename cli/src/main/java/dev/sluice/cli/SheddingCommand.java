@@ -1,6 +1,5 @@
 package dev.sluice.cli;
 
-import dev.sluice.shedding.SheddingSimulation;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;

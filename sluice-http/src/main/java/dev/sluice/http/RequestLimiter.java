@@ -377,6 +377,9 @@ public final class RequestLimiter {
       return this;
     }
 
+    /** How often to read the fleet's knobs; empty: they are not read. */
+    private Optional<Duration> knobRefresh = Optional.empty();
+
     /**
      * Reads the fleet's {@link Knobs} from the store every {@code refresh} ({@link
      * KnobWatcher#DEFAULT_REFRESH} is a good default) and applies them. Off by default.
@@ -385,11 +388,16 @@ public final class RequestLimiter {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      return knobRefresh(refresh);
+      sharedValues();
+      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
+      return this;
     }
 
     private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
-      return watchKnobs(apply);
+      Optional<KnobWatcher> w =
+          knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, backgroundScheduler()));
+      w.ifPresent(watcher -> watcher.listen(apply));
+      return w;
     }
 
     public RequestLimiter build() {

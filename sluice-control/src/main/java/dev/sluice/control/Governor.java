@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  *       a minute; so is a store that cannot answer.
  * </ul>
  *
- * <p>docs/GOVERNOR.md shows a run through a 5× spike and how to tune the gains with {@link
- * GovernorSimulation}. Thread-safe.
+ * <p>docs/GOVERNOR.md shows a run through a 5× spike and how to tune the gains with the {@code
+ * sluice governor} command's simulation. Thread-safe.
  */
 public final class Governor implements AutoCloseable {
 
@@ -167,6 +167,11 @@ public final class Governor implements AutoCloseable {
   }
 
   /** Load signal samples that read NaN or infinite and were ignored. */
+  /** {@return how often the governor reads the load and writes the rate} */
+  public Duration interval() {
+    return interval;
+  }
+
   public synchronized long ignoredSignals() {
     return ignoredSignals;
   }

@@ -1,13 +1,14 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Algorithm;
+import dev.sluice.Outcome;
+import dev.sluice.RateLimiter;
+import dev.sluice.Slots;
+import dev.sluice.Tier;
 import dev.sluice.control.Knobs;
-import dev.sluice.http.RequestLimiter;
-import dev.sluice.http.Rule;
-import dev.sluice.http.RuleSet;
-import dev.sluice.http.TestRequest;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.math.BigInteger;

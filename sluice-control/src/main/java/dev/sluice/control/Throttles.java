@@ -222,6 +222,9 @@ public final class Throttles implements AutoCloseable {
       return this;
     }
 
+    /** How often to read the fleet's knobs; empty: they are not read. */
+    private Optional<Duration> knobRefresh = Optional.empty();
+
     /**
      * Reads the fleet's knobs from the store every {@code refresh} and applies each throttle's.
      *
@@ -229,7 +232,9 @@ public final class Throttles implements AutoCloseable {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      return knobRefresh(refresh);
+      sharedValues();
+      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
+      return this;
     }
 
     public Throttles build() {
@@ -237,7 +242,10 @@ public final class Throttles implements AutoCloseable {
     }
 
     private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
-      return watchKnobs(apply);
+      Optional<KnobWatcher> w =
+          knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, backgroundScheduler()));
+      w.ifPresent(watcher -> watcher.listen(apply));
+      return w;
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.sluice.shedding;
+package dev.sluice.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -95,6 +95,15 @@ public final class LoadShedder {
   }
 
   /**
+   * The chance, at the current shedding {@link #amount()}, that the worker-utilization shedder
+   * drops a request of rank {@code rank} among {@code ranks} sheddable ranks: what a simulation
+   * charts per class.
+   */
+  public double shedChance(int rank, int ranks) {
+    return SheddingController.dropChance(amount(), rank, ranks);
+  }
+
+  /**
    * What a refusal by the worker-utilization shedder names as the shedder's capacity: its workers,
    * or the adaptive limit's estimate, per second.
    */

@@ -1,10 +1,11 @@
-package dev.sluice;
+package dev.sluice.control;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.control.Governor;
-import dev.sluice.control.KnobWatcher;
+import dev.sluice.Background;
+import dev.sluice.RateLimiter;
+import dev.sluice.Sync;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;

@@ -1,5 +1,6 @@
-package dev.sluice.shedding;
+package dev.sluice.cli;
 
+import dev.sluice.shedding.LoadShedder;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -15,7 +16,7 @@ import java.util.List;
  * utilization through a supplier) decides each class's shed fraction, and what it admits beyond
  * capacity fails (times out), whatever its class.
  */
-public final class SheddingSimulation {
+final class SheddingSimulation {
 
   private SheddingSimulation() {}
 
@@ -87,7 +88,7 @@ public final class SheddingSimulation {
       double admitted = 0;
       for (int k = 0; k < shed.length; k++) {
         Traffic t = traffic.get(k);
-        shed[k] = SheddingController.dropChance(amount, t.rank(), ranks);
+        shed[k] = shedder.shedChance(t.rank(), ranks);
         admitted += demand * t.share() * (1 - shed[k]);
       }
       double served = admitted <= 1 ? 1 : 1 / admitted;

@@ -1,16 +1,13 @@
-package dev.sluice;
+package dev.sluice.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.http.QuotaResolver;
-import dev.sluice.http.RateLimitHeaders;
-import dev.sluice.http.RequestLimiter;
-import dev.sluice.http.Rule;
-import dev.sluice.http.RuleSet;
-import dev.sluice.http.TestRequest;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;

@@ -1,5 +1,7 @@
-package dev.sluice.control;
+package dev.sluice.cli;
 
+import dev.sluice.control.Governor;
+import dev.sluice.control.Knobs;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +23,7 @@ import java.util.function.UnaryOperator;
  * when a reindexer reaches documents with a thousand recipients. The rate the backend sees is the
  * throttle's {@code rate} knob, as the governor wrote it.
  */
-public final class GovernorSimulation {
+final class GovernorSimulation {
 
   private GovernorSimulation() {}
 
@@ -73,7 +75,7 @@ public final class GovernorSimulation {
                     .signal(() -> signal[0])
                     .owner("simulation"))
             .build();
-    long every = Math.max(1, g.interval.toSeconds());
+    long every = Math.max(1, g.interval().toSeconds());
     long lag = plant.signalLag.toSeconds();
     long scrape = Math.max(1, plant.scrape.toSeconds());
     double tau = plant.timeConstant.toMillis() / 1000.0;
