@@ -91,22 +91,10 @@ final class Evaluator {
         store.increment(batch);
       }
     } catch (RuntimeException e) {
-      if (batch instanceof LastCounts.Pushes p) {
-        p.failed();
-      }
-      if (!decideLocally(out, permits, now, e)) {
-        storeFailed(call, out, e);
-      }
+      failed(out, permits, now, batch, e);
       return;
     }
-    if (call.local) {
-      lastCounts.answered(call, now);
-    }
-    if (localSince.get() != 0) {
-      localEnded(now);
-      pushOwed(now);
-    }
-    evaluate(call, out, now, store);
+    counted(out, now);
   }
 
   /**
@@ -126,38 +114,55 @@ final class Evaluator {
       return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
     call.sent = true;
+    TwoLayerBatch batch = lastCounts.withPushes(call);
     java.util.concurrent.CompletableFuture<Void> counted;
     try {
-      counted = call.synced ? twoLayer.incrementAsync(call) : store.incrementAsync(call);
+      counted = call.synced ? twoLayer.incrementAsync(batch) : store.incrementAsync(batch);
     } catch (RuntimeException e) {
       counted = java.util.concurrent.CompletableFuture.failedFuture(e);
     }
     if (counted.isDone() && !counted.isCompletedExceptionally()) {
       // Answered at once (in memory): decided in the calling thread, with nothing allocated.
-      counted(out, permits, now, null);
+      counted(out, now);
       return counted;
     }
     return counted.handle(
         (v, e) -> {
-          counted(out, permits, now, e);
+          if (e == null) {
+            counted(out, now);
+          } else {
+            failed(out, permits, now, batch, unwrap(e));
+          }
           return null;
         });
   }
 
-  /** Decides from the counts the store answered, or on its failure {@code e}. */
-  private void counted(Outcome out, long permits, long now, Throwable e) {
+  /**
+   * Decides from the counts the store answered, the same after {@link #decide} and {@link
+   * #decideAsync}: remembers them for a local limit, ends a period of local limiting, and applies
+   * the algorithms.
+   */
+  private void counted(Outcome out, long now) {
     Call call = out.call;
-    if (e != null) {
-      RuntimeException failure = unwrap(e);
-      if (!decideLocally(out, permits, now, failure)) {
-        storeFailed(call, out, failure);
-      }
-      return;
+    if (call.local) {
+      lastCounts.answered(call, now);
     }
     if (localSince.get() != 0) {
       localEnded(now);
+      pushOwed(now);
     }
     evaluate(call, out, now, store);
+  }
+
+  /** Decides on the store's failure {@code e}: what it was pushed is owed again. */
+  private void failed(
+      Outcome out, long permits, long now, TwoLayerBatch batch, RuntimeException e) {
+    if (batch instanceof LastCounts.Pushes p) {
+      p.failed();
+    }
+    if (!decideLocally(out, permits, now, e)) {
+      storeFailed(out.call, out, e);
+    }
   }
 
   private static RuntimeException unwrap(Throwable e) {

@@ -191,9 +191,12 @@ final class LastCounts {
    * Pushes#failed} puts it back.
    */
   TwoLayerBatch withPushes(Call call) {
-    if (owing.get() == 0) {
-      return call;
-    }
+    // Small enough to be inlined into every decision: the walk below is not, and runs only when a
+    // counter owes.
+    return owing.get() == 0 ? call : pushes(call);
+  }
+
+  private TwoLayerBatch pushes(Call call) {
     Pushes pushes = null;
     for (int i = 0; i < call.size(); i++) {
       Call.Counter c = call.counter(i);

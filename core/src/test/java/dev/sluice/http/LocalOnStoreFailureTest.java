@@ -146,6 +146,31 @@ class LocalOnStoreFailureTest {
   }
 
   @Test
+  void theNonBlockingPathAddsWhatWasAdmittedLocallyAsTheBlockingOneDoes() {
+    FakeClock clock = new FakeClock();
+    ReferenceCounterStore store = new ReferenceCounterStore();
+    RequestLimiter l = limiter(store, clock, rule(Algorithm.FIXED_WINDOW, 6, 3));
+    Outcome out = new Outcome();
+    store.failWith(new IllegalStateException("store down"));
+    assertTrue(decideAsync(l, out));
+    assertTrue(decideAsync(l, out));
+    assertFalse(decideAsync(l, out), "the share of 6 over 3 instances is 2");
+    assertEquals(StoreStatus.LOCAL, out.storeStatus());
+    store.failWith(null);
+    for (int i = 0; i < 4; i++) {
+      assertTrue(decideAsync(l, out), "the store's count holds the 2 local ones: " + i);
+      assertEquals(StoreStatus.OK, out.storeStatus());
+    }
+    assertFalse(decideAsync(l, out), "the whole limit, local admissions included");
+    long window = clock.millis() / PERIOD.toMillis();
+    assertEquals(6, store.count("r", id("k"), PERIOD.toMillis(), window), "2 pushed, 4 counted");
+  }
+
+  private static boolean decideAsync(RequestLimiter l, Outcome out) {
+    return l.decideAsync(request("k"), out).toCompletableFuture().join();
+  }
+
+  @Test
   void localHeadersDescribeTheShareAndTheRetryIsExact() {
     FakeClock clock = new FakeClock();
     ReferenceCounterStore store = new ReferenceCounterStore();

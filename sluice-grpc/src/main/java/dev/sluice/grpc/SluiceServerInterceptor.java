@@ -9,6 +9,7 @@ import dev.sluice.Slots;
 import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
+import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
@@ -29,9 +30,11 @@ import java.util.Optional;
  * Rate limiting for a gRPC server, by the same rules as the HTTP adapters: a call is a {@code POST}
  * of its full method name as the path ({@code /package.Service/Method}, so {@code match: { path:
  * "/package.Service/*" }} takes every method of a service), its metadata as headers ({@code
- * header:NAME} keys), and the peer's address as the client's ({@code ip}). The decision never
- * blocks the transport's threads ({@link RequestLimiter#decideAsync}); the call starts once it is
- * allowed.
+ * header:NAME} keys), the peer's address as the client's ({@code ip}; a {@code x-forwarded-for} or
+ * {@code forwarded} entry counts only from the rules' trusted proxies), and, when given a {@link
+ * Context.Key}, the value an authenticating interceptor put there as the user ({@code user}). The
+ * decision never blocks the transport's threads ({@link RequestLimiter#decideAsync}); the call
+ * starts once it is allowed.
  *
  * <p>An allowed call sends the rate-limit headers as response metadata ({@code x-ratelimit-*},
  * {@code ratelimit-policy}, {@code ratelimit}). A refused one is closed with {@code
@@ -43,9 +46,22 @@ import java.util.Optional;
 public final class SluiceServerInterceptor implements ServerInterceptor {
 
   private final RequestLimiter limiter;
+  private final Context.Key<?> user;
 
+  /** Limits by method, metadata and peer; no call has a user. */
   public SluiceServerInterceptor(RequestLimiter limiter) {
+    this(limiter, null);
+  }
+
+  /**
+   * Limits by method, metadata and peer, and by the user an authenticating interceptor put in the
+   * call's {@link Context} under {@code user} (its {@code toString()}): install this interceptor
+   * inside that one, so the context is current when the call arrives here. A call with nothing
+   * under the key has no user, and a rule keyed by {@code user} alone does not apply to it.
+   */
+  public SluiceServerInterceptor(RequestLimiter limiter, Context.Key<?> user) {
     this.limiter = Objects.requireNonNull(limiter, "limiter");
+    this.user = user;
   }
 
   /** {@return the limiter: its kill switch, rule switches and {@code update}} */
@@ -56,7 +72,8 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(
       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-    Call<Q, R> c = new Call<>(call, headers, next);
+    Object u = user == null ? null : user.get();
+    Call<Q, R> c = new Call<>(call, headers, next, u == null ? null : u.toString());
     Admission.admitAsync(limiter, c, c)
         .whenComplete((go, e) -> c.serial.execute(() -> c.decided(e != null || go)));
     return c;
@@ -73,6 +90,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     private final ServerCall<Q, R> call;
     private final Metadata requestHeaders;
     private final ServerCallHandler<Q, R> next;
+    private final String user;
     private final Metadata limitHeaders = new Metadata();
     private volatile Slots slots = Slots.NONE;
     private long retryAfterMillis;
@@ -81,10 +99,12 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     private ServerCall.Listener<Q> delegate;
     private boolean cancelled;
 
-    Call(ServerCall<Q, R> call, Metadata requestHeaders, ServerCallHandler<Q, R> next) {
+    Call(
+        ServerCall<Q, R> call, Metadata requestHeaders, ServerCallHandler<Q, R> next, String user) {
       this.call = call;
       this.requestHeaders = requestHeaders;
       this.next = next;
+      this.user = user;
     }
 
     /** After the decision, in {@link #serial}: starts the call, or closes it refused. */
@@ -260,7 +280,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
 
     @Override
     public Optional<String> principal() {
-      return Optional.empty();
+      return Optional.ofNullable(user);
     }
 
     @Override

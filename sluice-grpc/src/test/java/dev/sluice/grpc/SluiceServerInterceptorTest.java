@@ -17,10 +17,15 @@ import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.testkit.MemcachedServer;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
+import io.grpc.Context;
+import io.grpc.Contexts;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -119,7 +124,10 @@ class SluiceServerInterceptorTest {
     for (Rule r : rules) {
       b.rule(r);
     }
-    RequestLimiter limiter = RequestLimiter.builder(store).rules(b.build()).build();
+    start(new SluiceServerInterceptor(RequestLimiter.builder(store).rules(b.build()).build()));
+  }
+
+  private void start(ServerInterceptor... interceptors) throws IOException {
     ServerServiceDefinition echo =
         ServerServiceDefinition.builder("sluice.test.Echo")
             .addMethod(
@@ -141,7 +149,7 @@ class SluiceServerInterceptorTest {
         NettyServerBuilder.forAddress(
                 new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0))
             .directExecutor()
-            .addService(ServerInterceptors.intercept(echo, new SluiceServerInterceptor(limiter)))
+            .addService(ServerInterceptors.intercept(echo, interceptors))
             .build()
             .start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
@@ -150,6 +158,10 @@ class SluiceServerInterceptorTest {
   private String say(String key) {
     Metadata h = new Metadata();
     h.put(API_KEY, key);
+    return say(h);
+  }
+
+  private String say(Metadata h) {
     return ClientCalls.blockingUnaryCall(
         io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h)),
         ECHO,
@@ -273,5 +285,191 @@ class SluiceServerInterceptorTest {
               }
             });
     assertTrue(freed, "the cancelled call's slot was given back");
+  }
+
+  private static RequestLimiter limiter(RuleSet rules) {
+    return RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build();
+  }
+
+  private static Metadata forwardedFor(String client) {
+    Metadata h = new Metadata();
+    h.put(key("x-forwarded-for"), client);
+    return h;
+  }
+
+  private static final Rule PER_CLIENT =
+      Rule.builder("per-client")
+          .path("/sluice.test.Echo/Say")
+          .key("ip")
+          .algorithm(Algorithm.FIXED_WINDOW)
+          .tier(2, Duration.ofMinutes(1))
+          .build();
+
+  @Test
+  void aForwardedForFromAnUntrustedPeerIsIgnored() throws Exception {
+    start(
+        new SluiceServerInterceptor(
+            limiter(
+                RuleSet.builder()
+                    .trustedProxies(List.of("10.0.0.0/8"))
+                    .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+                    .rule(PER_CLIENT)
+                    .build())));
+    assertEquals("echo hi", say(forwardedFor("203.0.113.1")));
+    assertEquals("echo hi", say(forwardedFor("203.0.113.2")));
+    StatusRuntimeException e =
+        assertThrows(StatusRuntimeException.class, () -> say(forwardedFor("203.0.113.3")));
+    assertEquals(
+        Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), "one peer, whatever it forges");
+  }
+
+  @Test
+  void aForwardedForFromATrustedProxyNamesTheClient() throws Exception {
+    start(
+        new SluiceServerInterceptor(
+            limiter(
+                RuleSet.builder()
+                    .trustedProxies(List.of("127.0.0.1/32"))
+                    .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+                    .rule(PER_CLIENT)
+                    .build())));
+    for (int i = 0; i < 2; i++) {
+      assertEquals("echo hi", say(forwardedFor("203.0.113.1")));
+      assertEquals("echo hi", say(forwardedFor("203.0.113.2")));
+    }
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class, () -> say(forwardedFor("198.51.100.7, 203.0.113.1")));
+    assertEquals(
+        Status.Code.RESOURCE_EXHAUSTED,
+        e.getStatus().getCode(),
+        "the hop the proxy saw, not one the client put first");
+  }
+
+  static final Context.Key<String> USER = Context.key("user");
+
+  /** What an authenticating interceptor does: the caller's user, in the call's context. */
+  static final class Authenticating implements ServerInterceptor {
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+        ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+      String token = headers.get(key("authorization"));
+      Context ctx = Context.current();
+      if (token != null && token.startsWith("user ")) {
+        ctx = ctx.withValue(USER, token.substring(5));
+      }
+      return Contexts.interceptCall(ctx, call, headers, next);
+    }
+  }
+
+  private static Metadata user(String name) {
+    Metadata h = new Metadata();
+    h.put(key("authorization"), "user " + name);
+    return h;
+  }
+
+  @Test
+  void theUserIsWhatTheAuthenticatingInterceptorPutInTheContext() throws Exception {
+    Rule perUser =
+        Rule.builder("per-user")
+            .path("/sluice.test.Echo/Say")
+            .key("user")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(1, Duration.ofMinutes(1))
+            .build();
+    // The last interceptor given runs first: authentication, then the limit.
+    start(
+        new SluiceServerInterceptor(limiter(RuleSet.builder().rule(perUser).build()), USER),
+        new Authenticating());
+    assertEquals("echo hi", say(user("ann")));
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> say(user("ann")));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("per-user"), e::toString);
+    assertEquals("echo hi", say(user("bob")), "each user has their own limit");
+    assertEquals("echo hi", say(new Metadata()), "no user: the rule does not apply");
+    assertEquals("echo hi", say(new Metadata()));
+  }
+
+  @Test
+  void anotherSpellingOfAMethodIsNeverServed() throws Exception {
+    start(InMemoryCounterStore.create(), PER_KEY);
+    for (String name :
+        List.of("sluice.test.Echo/say", "sluice.test.echo/Say", "sluice.test.Echo//Say")) {
+      MethodDescriptor<String, String> other = ECHO.toBuilder().setFullMethodName(name).build();
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class,
+              () ->
+                  ClientCalls.blockingUnaryCall(
+                      channel,
+                      other,
+                      CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS),
+                      "hi"),
+              name);
+      assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode(), name);
+    }
+  }
+
+  @Test
+  void manyStreamsAtOnceNeverHoldMoreSlotsThanTheLimit() throws Exception {
+    Rule inFlight =
+        Rule.builder("in-flight")
+            .path("/sluice.test.Echo/Watch")
+            .key("header:x-api-key")
+            .concurrency(3, Duration.ofMinutes(5))
+            .build();
+    start(InMemoryCounterStore.create(), inFlight);
+    Metadata h = new Metadata();
+    h.put(API_KEY, "k");
+    var keyed =
+        io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h));
+    for (int round = 0; round < 2; round++) {
+      int n = 12;
+      java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(n);
+      java.util.concurrent.atomic.AtomicInteger admitted =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicInteger refused =
+          new java.util.concurrent.atomic.AtomicInteger();
+      for (int i = 0; i < n; i++) {
+        ClientCalls.asyncServerStreamingCall(
+            keyed.newCall(WATCH, CallOptions.DEFAULT),
+            "s" + i,
+            new StreamObserver<String>() {
+              boolean first = true;
+
+              @Override
+              public void onNext(String value) {
+                if (first) {
+                  first = false;
+                  admitted.incrementAndGet();
+                  answered.countDown();
+                }
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                if (first && Status.fromThrowable(t).getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+                  first = false;
+                  refused.incrementAndGet();
+                  answered.countDown();
+                }
+              }
+
+              @Override
+              public void onCompleted() {}
+            });
+      }
+      assertTrue(answered.await(20, TimeUnit.SECONDS), "every call answered");
+      assertEquals(3, admitted.get(), "round " + round);
+      assertEquals(n - 3, refused.get(), "round " + round);
+      assertTrue(
+          MemcachedServer.await(Duration.ofSeconds(10), () -> watching.size() == 3),
+          "three streams open");
+      // The three streams close: their slots come back for the next round.
+      for (StreamObserver<String> w : watching) {
+        w.onCompleted();
+      }
+      watching.clear();
+    }
   }
 }

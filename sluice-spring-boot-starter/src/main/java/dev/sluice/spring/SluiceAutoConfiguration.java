@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
-import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -46,10 +45,17 @@ import org.springframework.core.io.ResourceLoader;
  * counted in the context's {@link MeterRegistry} and, with Actuator, the {@code sluice} endpoint
  * and the {@code sluice} health component. Define a {@link RequestLimiter} or {@link CounterStore}
  * bean to replace the starter's.
+ *
+ * <p>One artifact for Spring Boot 3.5 and 4.0: it uses the types both share, and where Boot 4 moved
+ * one (health, the metrics registry's configuration) a configuration per version applies by the
+ * class names it finds.
  */
 @AutoConfiguration(
-    afterName =
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+    afterName = {
+      // The context's MeterRegistry: Spring Boot 3's, then 4's name for the same configuration.
+      "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+    })
 @ConditionalOnWebApplication
 @ConditionalOnProperty(prefix = "sluice", name = "rules")
 @EnableConfigurationProperties(SluiceProperties.class)
@@ -180,8 +186,8 @@ public class SluiceAutoConfiguration {
   }
 
   /**
-   * {@code /actuator/health}'s {@code sluice} component: whether the counter store answers ({@link
-   * SluiceHealthIndicator}). Off with {@code management.health.sluice.enabled=false}.
+   * {@code /actuator/health}'s {@code sluice} component on Spring Boot 3: whether the counter store
+   * answers ({@link StoreHealth}). Off with {@code management.health.sluice.enabled=false}.
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(
@@ -189,12 +195,30 @@ public class SluiceAutoConfiguration {
         "org.springframework.boot.actuate.health.HealthIndicator",
         "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator"
       })
-  static class StoreHealth {
+  static class StoreHealthBoot3 {
     @Bean
-    @ConditionalOnEnabledHealthIndicator("sluice")
+    @org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator(
+        "sluice")
     @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
     SluiceHealthIndicator sluiceHealthIndicator(CounterStore store, RequestLimiter limiter) {
-      return new SluiceHealthIndicator(store, limiter);
+      return new SluiceHealthIndicator(new StoreHealth(store, limiter));
+    }
+  }
+
+  /** The same component on Spring Boot 4, whose health types are in their own module. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {
+        "org.springframework.boot.health.contributor.HealthIndicator",
+        "org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator"
+      })
+  static class StoreHealthBoot4 {
+    @Bean
+    @org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator(
+        "sluice")
+    @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+    SluiceBoot4HealthIndicator sluiceHealthIndicator(CounterStore store, RequestLimiter limiter) {
+      return new SluiceBoot4HealthIndicator(new StoreHealth(store, limiter));
     }
   }
 

@@ -1,118 +1,33 @@
 package dev.sluice.spring;
 
-import dev.sluice.OnStoreFailure;
-import dev.sluice.http.RequestLimiter;
-import dev.sluice.http.Rule;
-import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterUpdate;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.health.Status;
 
 /**
- * The {@code sluice} component of {@code /actuator/health}: whether the counter store answers, and
- * what the limiter does while it does not.
- *
- * <p>Each health check adds 1 to a probe counter in the store (rule {@code sluice:health},
- * one-second windows, so it expires within seconds) through the store's increment, as a decision
- * does, waiting at most {@link #PROBE_TIMEOUT} (a memcached store gives up sooner, at its operation
- * timeout). The status is
- *
- * <ul>
- *   <li>{@code UP} when the store answers;
- *   <li>{@link #LOCAL} when it fails and every enabled rule then decides in this instance's memory
- *       ({@code onStoreFailure: local}, or two-layer {@code sync});
- *   <li>{@code DOWN} when it fails and some rule lets requests through unlimited ({@code allow}) or
- *       refuses them ({@code reject}).
- * </ul>
- *
- * <p>Details: {@code store} (the store and its servers), and, on a failure, {@code error} and
- * {@code onStoreFailure}: the enabled rules' ids under {@code allow}, {@code reject} and {@code
- * local}.
+ * The {@code sluice} component of {@code /actuator/health} on Spring Boot 3: {@link StoreHealth}.
  */
 final class SluiceHealthIndicator implements HealthIndicator {
 
-  /**
-   * The store fails and every rule limits locally, at its share of each limit. Not in Spring Boot's
-   * default status order, so it leaves the application's status as the other components make it
-   * unless {@code management.endpoint.health.status.order} names it.
-   */
-  static final Status LOCAL =
-      new Status("LOCAL", "The counter store is failing; every rule limits in this instance");
+  /** {@link StoreHealth#LOCAL}. */
+  static final Status LOCAL = new Status(StoreHealth.LOCAL, StoreHealth.LOCAL_DESCRIPTION);
 
-  /** The most a health check waits for the store. */
-  static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
+  private final StoreHealth health;
 
-  /** The probe counter's rule id, one no rule is expected to have. */
-  static final String PROBE_RULE = "sluice:health";
-
-  private static final long PROBE_PERIOD_MILLIS = 1000;
-
-  private final CounterStore store;
-  private final RequestLimiter limiter;
-
-  SluiceHealthIndicator(CounterStore store, RequestLimiter limiter) {
-    this.store = store;
-    this.limiter = limiter;
+  SluiceHealthIndicator(StoreHealth health) {
+    this.health = health;
   }
 
   @Override
   public Health health() {
-    Health.Builder h = Health.unknown().withDetail("store", store.toString());
-    Throwable failure = probe();
-    if (failure == null) {
+    StoreHealth.Check c = health.check();
+    Health.Builder h = Health.unknown().withDetail("store", c.store());
+    if (c.failure() == null) {
       return h.up().build();
     }
-    Map<String, List<String>> meanwhile = onStoreFailure();
-    boolean local = meanwhile.size() == 1 && meanwhile.containsKey("local");
-    return h.status(local ? LOCAL : Status.DOWN)
-        .withException(failure)
-        .withDetail("onStoreFailure", meanwhile)
+    return h.status(c.status().equals(StoreHealth.LOCAL) ? LOCAL : Status.DOWN)
+        .withException(c.failure())
+        .withDetail("onStoreFailure", c.onStoreFailure())
         .build();
-  }
-
-  /** Null when the store answered the probe; else why not. */
-  private Throwable probe() {
-    long window = limiter.clock().millis() / PROBE_PERIOD_MILLIS;
-    CounterUpdate update = new CounterUpdate(PROBE_RULE, "probe", PROBE_PERIOD_MILLIS, window, 1);
-    try {
-      long[] unused =
-          store
-              .incrementAsync(List.of(update))
-              .get(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-      return null;
-    } catch (ExecutionException e) {
-      return e.getCause() == null ? e : e.getCause();
-    } catch (TimeoutException e) {
-      return new TimeoutException("no answer within " + PROBE_TIMEOUT.toMillis() + "ms");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return e;
-    } catch (RuntimeException e) {
-      return e;
-    }
-  }
-
-  /** The enabled rules' ids by what each does while the store fails. */
-  private Map<String, List<String>> onStoreFailure() {
-    Map<String, List<String>> out = new TreeMap<>();
-    for (Rule r : limiter.rules().rules()) {
-      if (!r.enabled()) {
-        continue;
-      }
-      // A two-layer rule limits locally at its share while the store is down, whatever it says.
-      OnStoreFailure mode = r.sync().isPresent() ? OnStoreFailure.LOCAL : r.onStoreFailure();
-      out.computeIfAbsent(mode.name().toLowerCase(Locale.ROOT), m -> new ArrayList<>()).add(r.id());
-    }
-    return out;
   }
 }

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -70,7 +69,7 @@ class SluiceStarterFleetTest {
   }
 
   int status(int app, String client) throws Exception {
-    int port = ((WebServerApplicationContext) apps.get(app)).getWebServer().getPort();
+    int port = TestApp.port(apps.get(app));
     HttpRequest r =
         HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello"))
             .header("X-Client", client)

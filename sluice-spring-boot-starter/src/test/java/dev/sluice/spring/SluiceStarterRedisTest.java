@@ -17,7 +17,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.mock.env.MockEnvironment;
 
@@ -66,7 +65,7 @@ class SluiceStarterRedisTest {
   }
 
   int status(int app, String client) throws Exception {
-    int port = ((WebServerApplicationContext) apps.get(app)).getWebServer().getPort();
+    int port = TestApp.port(apps.get(app));
     HttpRequest r =
         HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello"))
             .header("X-Client", client)

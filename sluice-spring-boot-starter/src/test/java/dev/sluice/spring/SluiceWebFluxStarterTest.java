@@ -13,7 +13,6 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import reactor.blockhound.BlockHound;
 
@@ -50,7 +49,7 @@ class SluiceWebFluxStarterTest {
 
   private HttpResponse<String> get(ConfigurableApplicationContext app, String path, String client)
       throws Exception {
-    int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+    int port = TestApp.port(app);
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
     if (client != null) {
       b.header("X-Client", client);

@@ -11,6 +11,8 @@ import dev.sluice.http.RuleSet;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.redis.RedisCounterStore;
+import dev.sluice.store.redis.RedisServer;
 import dev.sluice.testkit.MemcachedServer;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -81,6 +83,20 @@ class SluiceWebFilterTest {
         MemcachedCounterStore store =
             MemcachedCounterStore.builder()
                 .servers(memcached.address())
+                .prefix("webflux")
+                .operationTimeout(Duration.ofSeconds(1))
+                .build();
+        WebFluxServer app = new WebFluxServer(limiter(store, PER_KEY), hello())) {
+      assertLimited(app);
+    }
+  }
+
+  @Test
+  void limitsOnRedisWithoutBlockingTheEventLoop() throws Exception {
+    try (RedisServer redis = RedisServer.start();
+        RedisCounterStore store =
+            RedisCounterStore.builder()
+                .uri(redis.uri())
                 .prefix("webflux")
                 .operationTimeout(Duration.ofSeconds(1))
                 .build();
@@ -195,6 +211,41 @@ class SluiceWebFilterTest {
     boolean seen =
         MemcachedServer.await(Duration.ofSeconds(10), () -> status(app, path) == expected);
     assertTrue(seen, path + " never answered " + expected);
+  }
+
+  @Test
+  void aForwardedForFromAnUntrustedPeerIsIgnored() throws Exception {
+    Rule perClient =
+        Rule.builder("per-client")
+            .path("/api/**")
+            .key("ip")
+            .algorithm(Algorithm.FIXED_WINDOW)
+            .tier(3, Duration.ofHours(1))
+            .build();
+    RuleSet rules =
+        RuleSet.builder()
+            .trustedProxies(List.of("10.0.0.0/8"))
+            .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+            .rule(perClient)
+            .build();
+    try (WebFluxServer app =
+        new WebFluxServer(
+            RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build(), hello())) {
+      int passed = 0;
+      for (int i = 0; i < 10; i++) {
+        passed +=
+            app.status(
+                            get(
+                                "/api/items",
+                                "X-Forwarded-For: 203.0.113." + i,
+                                "Forwarded: for=198.51.100." + i))
+                        / 100
+                    == 2
+                ? 1
+                : 0;
+      }
+      assertEquals(3, passed, "the loopback peer is one client, whatever it forwards");
+    }
   }
 
   /** One trick: request {@code i} as raw HTTP/1.1 head lines. */

@@ -44,7 +44,14 @@ import org.slf4j.LoggerFactory;
  * runs in short steps on the store's scheduler over one connection of its own: a {@code stats}
  * every 10 ms for about 300 ms, then every 0.1 ms for at most 80 ms around the aligned tick, once a
  * minute. A measurement that fails keeps the last offset and is tried again {@link #RETRY_MILLIS}
- * later. Thread-safe.
+ * later.
+ *
+ * <p>A memcached started again ticks at a phase of its own, up to a second from the one it had. So
+ * that a fleet never decides on two clocks for long (an instance started after the restart measures
+ * the new one), between measurements the clock asks the server for its process ({@code pid} and
+ * start time, from {@code stats}) every {@link #CHECK_MILLIS}, and when it changed measures the new
+ * one at once: the fleet is on the new clock within about {@link #CHECK_MILLIS} and a second of the
+ * restart. Thread-safe.
  */
 final class MemcachedClock implements StoreClock {
 
@@ -54,6 +61,9 @@ final class MemcachedClock implements StoreClock {
   static final int ALIGN_SECONDS = 60;
 
   static final long RETRY_MILLIS = 5_000;
+
+  /** Between measurements, how often the server is asked whether it was started again. */
+  static final long CHECK_MILLIS = 1_000;
 
   /** An offset past this is logged as a warning: the host's clock is not kept. */
   static final long WARN_MILLIS = 1_000;
@@ -98,6 +108,17 @@ final class MemcachedClock implements StoreClock {
 
   // A measurement's state: read and written by its steps only, which run one after another.
   private Probe probe;
+  private Probe checker;
+
+  /** The memcached process the offset was measured on ({@code pid:start}); null before. */
+  private String measuredOn;
+
+  /** The process changed: the next tick is recorded, provisional, as a first one is. */
+  private boolean restarted;
+
+  /** When the next measurement starts, on the host's clock; checks run until then. */
+  private long nextMeasureAt;
+
   private boolean fine;
   private long second;
   private long before;
@@ -208,6 +229,7 @@ final class MemcachedClock implements StoreClock {
     steps.lock(); // a step under way ends within its connection's timeout
     try {
       closeProbe();
+      closeChecker();
     } finally {
       steps.unlock();
     }
@@ -241,10 +263,20 @@ final class MemcachedClock implements StoreClock {
   private void stepLocked() {
     if (stopped) {
       closeProbe();
+      closeChecker();
       return;
     }
     try {
-      if (probe == null) {
+      if (probe == null && ticked && local.millis() < nextMeasureAt) {
+        try {
+          check();
+        } catch (IOException | RuntimeException e) {
+          // The server is down or being started again: ask again soon, on a new connection.
+          closeChecker();
+          LOG.debug("memcached at {} did not answer a check of its process", server, e);
+          schedule(Math.min(CHECK_MILLIS, nextMeasureAt - local.millis()));
+        }
+      } else if (probe == null) {
         probe = Probe.open(server, timeoutMillis);
         before = local.millis();
         second = probe.time();
@@ -257,10 +289,12 @@ final class MemcachedClock implements StoreClock {
         long measured = fine();
         closeProbe();
         // Back just before the tick before the next aligned one.
-        schedule(measured + (align - 1) * 1000L - COARSE_LEAD_MILLIS - local.millis());
+        measureAt(measured + (align - 1) * 1000L - COARSE_LEAD_MILLIS);
       }
     } catch (IOException | RuntimeException e) {
       closeProbe();
+      closeChecker();
+      nextMeasureAt = 0;
       LOG.debug("memcached's clock at {} not measured", server, e);
       if (!ticked && !unmeasuredWarned && local.millis() - startedAt > UNMEASURED_WARN_MILLIS) {
         unmeasuredWarned = true;
@@ -290,7 +324,11 @@ final class MemcachedClock implements StoreClock {
     }
     tickLocal = (before + a) / 2;
     second = now;
-    if (!ticked) {
+    if (measuredOn != null && !measuredOn.equals(probe.process())) {
+      restarted = true;
+    }
+    if (!ticked || restarted) {
+      restarted = false;
       record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
     }
     if ((now + 1) % align == 0) {
@@ -300,7 +338,42 @@ final class MemcachedClock implements StoreClock {
     }
     closeProbe();
     long aligned = (now / align + 1) * align;
-    schedule(tickLocal + (aligned - 1 - now) * 1000 - COARSE_LEAD_MILLIS - local.millis());
+    measureAt(tickLocal + (aligned - 1 - now) * 1000 - COARSE_LEAD_MILLIS);
+  }
+
+  /** Measures next at {@code localMillis}, checking for a restarted server until then. */
+  private void measureAt(long localMillis) {
+    nextMeasureAt = localMillis;
+    schedule(Math.min(CHECK_MILLIS, localMillis - local.millis()));
+  }
+
+  /**
+   * Between measurements: asks the server which process it is; when it was started again since the
+   * offset was measured, measures its clock now (the next tick gives a provisional offset).
+   */
+  private void check() throws IOException {
+    if (checker == null) {
+      checker = Probe.open(server, timeoutMillis);
+    }
+    long b = local.millis();
+    long now = checker.time();
+    if (measuredOn == null || measuredOn.equals(checker.process())) {
+      schedule(Math.min(CHECK_MILLIS, nextMeasureAt - local.millis()));
+      return;
+    }
+    LOG.info(
+        "memcached at {} was started again ({} is now {}): measuring its clock again",
+        server,
+        measuredOn,
+        checker.process());
+    restarted = true;
+    probe = checker;
+    checker = null;
+    before = b;
+    second = now;
+    fine = false;
+    deadline = b + 2_500;
+    schedule(COARSE_POLL_MILLIS);
   }
 
   /**
@@ -346,6 +419,7 @@ final class MemcachedClock implements StoreClock {
   /** Takes a measured offset, logging the first and any past {@link #WARN_MILLIS}. */
   private void record(long measured, long err, boolean aligned) {
     boolean firstTick = !ticked;
+    measuredOn = probe.process();
     ticked = true;
     offset = measured;
     error = err;
@@ -381,6 +455,13 @@ final class MemcachedClock implements StoreClock {
     }
   }
 
+  private void closeChecker() {
+    if (checker != null) {
+      checker.close();
+      checker = null;
+    }
+  }
+
   /** One connection's {@code stats}: memcached's time in seconds. */
   private static final class Probe {
     private static final byte[] STATS = "stats\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -388,6 +469,7 @@ final class MemcachedClock implements StoreClock {
     private final Socket socket;
     private final OutputStream out;
     private final BufferedReader in;
+    private String process;
 
     private Probe(Socket socket) throws IOException {
       this.socket = socket;
@@ -414,19 +496,32 @@ final class MemcachedClock implements StoreClock {
       out.write(STATS);
       out.flush();
       long time = -1;
+      long uptime = -1;
+      String pid = "";
       for (String line = in.readLine(); line != null; line = in.readLine()) {
         if (line.startsWith("STAT time ")) {
           time = Long.parseLong(line.substring(10).trim());
+        } else if (line.startsWith("STAT uptime ")) {
+          uptime = Long.parseLong(line.substring(12).trim());
+        } else if (line.startsWith("STAT pid ")) {
+          pid = line.substring(9).trim();
         } else if (line.equals("END")) {
           if (time < 0) {
             throw new IOException("memcached's stats have no time");
           }
+          // time − uptime is the process's start, fixed for its life: with the pid, which process.
+          process = pid + ":" + (uptime < 0 ? "?" : Long.toString(time - uptime));
           return time;
         } else if (line.startsWith("ERROR") || line.startsWith("SERVER_ERROR")) {
           throw new IOException("memcached answered stats with " + line);
         }
       }
       throw new IOException("memcached closed the connection");
+    }
+
+    /** The process that answered the last {@link #time}: its pid and start time. */
+    String process() {
+      return process;
     }
 
     void close() {

@@ -83,6 +83,69 @@ class MemcachedClockTest {
     }
   }
 
+  /**
+   * A memcached started again ticks at a phase of its own: the clock finds the new process within
+   * seconds and measures it, where it used to keep the old phase until its next aligned measurement
+   * (here an hour away), so a fleet whose instance restarted after memcached decided on two clocks.
+   */
+  @Test
+  void aMemcachedStartedAgainIsMeasuredAgainWithinSeconds() throws Exception {
+    try (MemcachedServer m = MemcachedServer.start();
+        MemcachedCounterStore store =
+            MemcachedCounterStore.builder()
+                .servers(m.address())
+                .clockAlignSeconds(3_600)
+                .scheduler(Executors.newSingleThreadScheduledExecutor())
+                .build()) {
+      StoreClock c = store.clock().orElseThrow();
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (c.errorMillis() < 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(c.errorMillis() >= 0, "never measured: " + c);
+      long old = c.offsetMillis();
+      // Started again until its phase is clearly another one (a restart draws it at random).
+      long phase = old;
+      for (int k = 0; k < 10 && Math.abs(phase - old) < 200; k++) {
+        // The new phase follows the instant of the restart: start it at another point of a second.
+        Thread.sleep(300 + 370L * k % 1000);
+        m.restart();
+        phase = tick(m);
+      }
+      assertTrue(Math.abs(phase - old) >= 200, "ten restarts kept the phase: " + phase);
+      long measured = phase;
+      deadline = System.nanoTime() + 8_000_000_000L;
+      while (Math.abs(c.offsetMillis() - measured) > c.errorMillis() + 30
+          && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(
+          Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30,
+          "memcached started again now ticks at "
+              + measured
+              + " ms from this host, was "
+              + old
+              + ": "
+              + c);
+    }
+  }
+
+  /** Memcached's clock minus this host's, in ms, measured at a tick of its second. */
+  private static long tick(MemcachedServer m) {
+    long second = m.stat("time");
+    long before = System.currentTimeMillis();
+    long deadline = before + 3_000;
+    while (System.currentTimeMillis() < deadline) {
+      long now = m.stat("time");
+      long after = System.currentTimeMillis();
+      if (now != second) {
+        return now * 1000 - (before + after) / 2;
+      }
+      before = after;
+    }
+    throw new AssertionError("memcached's clock did not tick");
+  }
+
   private static boolean sameAlignedTick(List<MemcachedCounterStore> stores) {
     long second = -2;
     for (MemcachedCounterStore s : stores) {

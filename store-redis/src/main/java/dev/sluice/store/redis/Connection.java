@@ -6,6 +6,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -69,6 +70,7 @@ final class Connection implements AutoCloseable {
       Duration commandTimeout,
       Duration maxReconnectDelay,
       ScheduledExecutorService scheduler,
+      java.nio.file.Path trustedCertificates,
       Runnable reconnected) {
     this.retryMillis = Math.max(10, maxReconnectDelay.toMillis());
     this.describe = (isCluster ? "cluster " : "") + uris;
@@ -83,6 +85,13 @@ final class Connection implements AutoCloseable {
     SocketOptions socket =
         SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
     TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
+    SslOptions ssl =
+        trustedCertificates == null
+            ? SslOptions.create()
+            : SslOptions.builder()
+                .jdkSslProvider()
+                .trustManager(trustedCertificates.toFile())
+                .build();
     for (RedisURI u : uris) {
       u.setTimeout(commandTimeout);
     }
@@ -95,6 +104,7 @@ final class Connection implements AutoCloseable {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
+              .sslOptions(ssl)
               .timeoutOptions(timeouts)
               .topologyRefreshOptions(
                   ClusterTopologyRefreshOptions.builder()
@@ -115,6 +125,7 @@ final class Connection implements AutoCloseable {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
+              .sslOptions(ssl)
               .timeoutOptions(timeouts)
               .build());
     }

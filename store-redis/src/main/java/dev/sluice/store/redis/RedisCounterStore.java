@@ -2,6 +2,7 @@ package dev.sluice.store.redis;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.Background;
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
@@ -104,6 +105,7 @@ public final class RedisCounterStore implements CounterStore {
             Duration.ofNanos(Math.max(coldTimeoutNanos, TimeUnit.SECONDS.toNanos(1))),
             b.maxReconnectDelay,
             b.scheduler,
+            b.trustedCertificates,
             this::reconnected);
     this.values =
         new RedisValues(
@@ -161,6 +163,22 @@ public final class RedisCounterStore implements CounterStore {
               } catch (RuntimeException e) {
                 call.failed();
                 throw e;
+              }
+            });
+  }
+
+  /**
+   * Sends the batch's scripts and returns at once: the counts reach the batch in the thread Redis
+   * answered on (or the deadline's), so a reactive adapter's event loop never waits on Redis.
+   */
+  @Override
+  public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
+    int n = batch.size();
+    return incrementAsync(batch.updates())
+        .thenAccept(
+            counts -> {
+              for (int i = 0; i < n; i++) {
+                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
               }
             });
   }
@@ -445,6 +463,7 @@ public final class RedisCounterStore implements CounterStore {
     private String username;
     private String password;
     private boolean tls;
+    private java.nio.file.Path trustedCertificates;
     private Duration operationTimeout = Duration.ofMillis(50);
     private Duration connectTimeout = Duration.ofSeconds(2);
     private Duration maxReconnectDelay = Duration.ofMillis(50);
@@ -509,6 +528,19 @@ public final class RedisCounterStore implements CounterStore {
     /** TLS on every connection, as a {@code rediss://} URI asks. */
     public Builder tls(boolean on) {
       this.tls = on;
+      return this;
+    }
+
+    /**
+     * The certificates (PEM) a TLS connection trusts, such as a private CA's that signed the Redis
+     * server's certificate; the JDK's trust store by default. The server's name or address is
+     * checked against its certificate either way.
+     */
+    public Builder trustedCertificates(java.nio.file.Path pem) {
+      if (!java.nio.file.Files.isReadable(pem)) {
+        throw new IllegalArgumentException("trustedCertificates: cannot read " + pem);
+      }
+      this.trustedCertificates = pem;
       return this;
     }
 

@@ -12,7 +12,8 @@ import java.util.Set;
  * redis-sentinel://…#master}) or {@code cluster} ({@code host:port,host:port}), one of them
  * required; optionally {@code prefix}, {@code username} and {@code password} (an ACL user, or only
  * the password for {@code requirepass}), {@code tls} ({@code true}/{@code false}), {@code
- * operationTimeout} and {@code connectTimeout} (durations such as {@code 50ms} or {@code 2s}).
+ * trustedCertificates} (a PEM file of the certificates TLS trusts), {@code operationTimeout} and
+ * {@code connectTimeout} (durations such as {@code 50ms} or {@code 2s}).
  */
 public final class RedisStoreProvider implements CounterStoreProvider {
 
@@ -35,6 +36,7 @@ public final class RedisStoreProvider implements CounterStoreProvider {
         "username",
         "password",
         "tls",
+        "trustedCertificates",
         "operationTimeout",
         "connectTimeout");
   }
@@ -71,6 +73,9 @@ public final class RedisStoreProvider implements CounterStoreProvider {
         throw new IllegalArgumentException("tls: true or false, not '" + tls + "'");
       }
       b.tls(tls.equals("true"));
+    }
+    if (settings.containsKey("trustedCertificates")) {
+      b.trustedCertificates(java.nio.file.Path.of(settings.get("trustedCertificates").trim()));
     }
     if (settings.containsKey("operationTimeout")) {
       b.operationTimeout(duration("operationTimeout", settings.get("operationTimeout")));

@@ -37,11 +37,16 @@ public final class RedisCluster implements AutoCloseable {
     }
   }
 
-  /** Waits until every node says the cluster is ok (a condition with a deadline). */
+  /**
+   * Waits until every node says the cluster is ok and every replica has synced with its master, so
+   * it can replace it (a condition with a deadline).
+   */
   void awaitOk() {
     long deadline = System.nanoTime() + 20_000_000_000L;
     for (RedisServer n : nodes) {
-      while (!n.cli("CLUSTER", "INFO").contains("cluster_state:ok")) {
+      while (!n.cli("CLUSTER", "INFO").contains("cluster_state:ok")
+          || (n.cli("ROLE").startsWith("slave")
+              && !n.cli("INFO", "replication").contains("master_link_status:up"))) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException("cluster not ok: " + n.cli("CLUSTER", "INFO"));
         }

@@ -85,7 +85,13 @@ public final class RedisServer implements AutoCloseable {
         "--cluster-config-file",
         "nodes.conf",
         "--cluster-node-timeout",
-        "1000");
+        "1000",
+        // A replica syncs at once (the default waits 5 s for more replicas to share one transfer),
+        // and always stands for election: a replica that never synced cannot replace its master.
+        "--repl-diskless-sync-delay",
+        "0",
+        "--cluster-replica-validity-factor",
+        "0");
   }
 
   /** A standalone server. */
