@@ -52,6 +52,13 @@ final class TwoLayerStore {
   /** Counters with counts the store has not had yet, each queued once, for the next sync. */
   private final ConcurrentLinkedQueue<TwoLayerCounter> due = new ConcurrentLinkedQueue<>();
 
+  /**
+   * The earliest instant (clock millis) a queued counter may be due: a tick before it finds nothing
+   * to push and leaves the queue alone. Lowered when a counter is queued, rolls to a new window or
+   * its push completes; recomputed from the queue by each scan of it.
+   */
+  private final AtomicLong nextDue = new AtomicLong(Long.MIN_VALUE);
+
   private final LogGate warnings = new LogGate(10_000);
 
   /** Where the syncs run; empty when tests sync by hand. */
@@ -63,6 +70,9 @@ final class TwoLayerStore {
 
   /** Shared-store calls made by syncing, for tests and metrics. */
   final AtomicLong syncCalls = new AtomicLong();
+
+  /** Ticks that took the queue of due counters out to look at it, for tests. */
+  final AtomicLong scans = new AtomicLong();
 
   /** Counted deltas dropped because their window was over before the store answered again. */
   final AtomicLong droppedDeltas = new AtomicLong();
@@ -225,6 +235,7 @@ final class TwoLayerStore {
   /** Counts in {@code c}; false when it is gone, or {@code w} is older than its window. */
   private boolean count(TwoLayerBatch batch, int i, TwoLayerCounter c, long w, long d, long sync) {
     boolean enqueue;
+    long dueAt;
     synchronized (c) {
       if (c.gone || w < c.window) {
         return false; // an older window (this instance's clock lags): counted in the store
@@ -238,10 +249,17 @@ final class TwoLayerStore {
       batch.counted(i, c.shared + c.inflight + c.unsynced, c.previous);
       enqueue = !c.queued;
       c.queued = true;
+      // A window's first count is pushed at the next tick; a counter queued again, an interval
+      // after its last push.
+      dueAt =
+          c.lastSync == Long.MIN_VALUE
+              ? Long.MIN_VALUE
+              : enqueue ? c.lastSync + c.syncMillis : Long.MAX_VALUE;
     }
     if (enqueue) {
       due.add(c);
     }
+    dueBy(dueAt);
     return true;
   }
 
@@ -327,6 +345,13 @@ final class TwoLayerStore {
     var unused = push(false);
   }
 
+  /** Makes the tick at or after {@code millis} scan the queue. */
+  private void dueBy(long millis) {
+    if (millis < nextDue.get()) {
+      nextDue.accumulateAndGet(millis, Math::min);
+    }
+  }
+
   /**
    * Pushes every counter's unsynced count at once, whatever its interval, and waits up to {@code
    * timeoutMillis} for the store's answer: for an instance that shuts down, so the fleet's counts
@@ -363,6 +388,14 @@ final class TwoLayerStore {
         }
       }
     }
+    // Most ticks find no counter due (each waits out its interval): they leave the queue alone
+    // rather than take every counter out and put it back.
+    if (!all && now < nextDue.get()) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    nextDue.set(Long.MAX_VALUE);
+    scans.incrementAndGet();
+    long nextScan = Long.MAX_VALUE;
     List<TwoLayerCounter> later = new ArrayList<>();
     List<CounterUpdate> updates = new ArrayList<>();
     List<Push> pushes = new ArrayList<>();
@@ -374,6 +407,10 @@ final class TwoLayerStore {
             c.inflight == 0 && (c.lastSync == Long.MIN_VALUE || now - c.lastSync >= c.syncMillis);
         if (!ready) {
           later.add(c);
+          // A counter whose push is in flight is due again when that push completes.
+          if (c.inflight == 0) {
+            nextScan = Math.min(nextScan, c.lastSync + c.syncMillis);
+          }
           continue;
         }
         c.queued = false;
@@ -403,6 +440,7 @@ final class TwoLayerStore {
     for (TwoLayerCounter l : later) {
       due.add(l);
     }
+    dueBy(nextScan);
     if (!takeBack.isEmpty()) {
       syncCalls.incrementAndGet();
       try {
@@ -448,6 +486,7 @@ final class TwoLayerStore {
       Push p = pushes.get(j);
       TwoLayerCounter c = p.counter();
       boolean requeue = false;
+      long dueAt;
       synchronized (c) {
         boolean current = p.window() == c.window;
         boolean previous = p.window() == c.window - 1;
@@ -472,10 +511,16 @@ final class TwoLayerStore {
         } else if (previous) {
           c.previous = Math.max(c.previous, counts[2 * j]);
         }
+        // Queued while its push was in flight (or queued again now): due at its interval.
+        dueAt =
+            !c.queued
+                ? Long.MAX_VALUE
+                : c.lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : c.lastSync + c.syncMillis;
       }
       if (requeue) {
         due.add(c);
       }
+      dueBy(dueAt);
     }
   }
 

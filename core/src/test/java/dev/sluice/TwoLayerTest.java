@@ -109,6 +109,54 @@ class TwoLayerTest {
   }
 
   @Test
+  void ticksBetweenIntervalsLeaveTheQueueAlone() {
+    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    TwoLayerStore layer = layer(l);
+    Outcome out = new Outcome();
+    for (int k = 0; k < 1_000; k++) {
+      l.tryAcquire("k" + k, 1, out);
+    }
+    layer.syncDue();
+    assertEquals(1, layer.scans.get());
+    for (int ms = 1; ms < 200; ms++) {
+      clock.advanceMillis(1);
+      for (int k = 0; k < 1_000; k += 7) {
+        l.tryAcquire("k" + k, 1, out);
+      }
+      if (ms % 5 == 0) {
+        layer.syncDue();
+      }
+    }
+    assertEquals(1, layer.scans.get(), "no counter was due: no tick took the queue out");
+    assertEquals(1, store.incrementCalls());
+    clock.advanceMillis(1);
+    layer.syncDue();
+    assertEquals(2, layer.scans.get());
+    assertEquals(2, store.incrementCalls(), "every counter due at the interval, in one batch");
+  }
+
+  @Test
+  void aCounterQueuedAgainAfterAnotherPushIsStillPushedAtItsInterval() {
+    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    Outcome out = new Outcome();
+    l.tryAcquire("a", 1, out);
+    layer(l).syncDue(); // pushes a
+    clock.advanceMillis(100);
+    l.tryAcquire("b", 1, out);
+    layer(l).syncDue(); // pushes b, its window's first count; a is not queued
+    clock.advanceMillis(50);
+    l.tryAcquire("a", 1, out); // a queued again: due 200 ms after its push
+    layer(l).syncDue();
+    assertEquals(2, store.incrementCalls());
+    clock.advanceMillis(50);
+    layer(l).syncDue();
+    assertEquals(3, store.incrementCalls(), "a is pushed at its interval");
+    assertEquals(2, store.count("api", "a", 1000, clock.millis() / 1000));
+  }
+
+  @Test
   void instancesSeeEachOthersCountsAfterASync() {
     Sync sync = new Sync(Duration.ofMillis(200), 2);
     SingleRateLimiter a = instance(sync, false);

@@ -57,7 +57,33 @@ final class Keys {
 
   /** The value itself when safe and short; else its digest. Either way at most 64 characters. */
   static String part(String value) {
-    return value.length() <= MAX_RAW && safe(value) ? value : digest(value);
+    return value.length() <= MAX_RAW && safe(value) ? value : digested(value);
+  }
+
+  /**
+   * Recent digests: an identity such as {@code header:X-Api-Key=k} comes back request after
+   * request.
+   */
+  private static final Digested[] DIGESTS = new Digested[4096];
+
+  /**
+   * A value and its digest; immutable, so a slot read without a lock sees both or an older pair.
+   */
+  private record Digested(String value, String digest) {}
+
+  /**
+   * {@link #digest} of {@code value}, from the recent ones when it is there, rather than a SHA-256
+   * and its Base64 on every counter of every decision and of every two-layer push.
+   */
+  static String digested(String value) {
+    int slot = (value.hashCode() * 0x9E3779B9) >>> 20;
+    Digested d = DIGESTS[slot];
+    if (d != null && d.value.equals(value)) {
+      return d.digest;
+    }
+    String digest = digest(value);
+    DIGESTS[slot] = new Digested(value, digest);
+    return digest;
   }
 
   static boolean safe(String s) {

@@ -2,6 +2,7 @@ package dev.sluice.store.memcached;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterUpdate;
@@ -17,6 +18,18 @@ class KeysTest {
     CounterUpdate u = new CounterUpdate("r", "id", 1000, 42, 1);
     assertEquals("p:r:id:1000:w1.42", keys.key(u));
     assertEquals("p:r:id:1000:w1.", keys.name(u), "the window's name is its key's prefix");
+  }
+
+  @Test
+  void anUnsafeIdentityIsDigestedOnceAndItsDigestReused() {
+    String identity = "header:X-Api-Key=key-7";
+    CounterUpdate u = new CounterUpdate("r", identity, 1000, 42, 1);
+    assertEquals("p:r:" + Keys.digest(identity) + ":1000:w1.42", keys.key(u));
+    assertSame(Keys.part(identity), Keys.part(identity), "the second time from the recent digests");
+    for (int i = 0; i < 10_000; i++) {
+      String other = "header:X-Api-Key=key-" + i;
+      assertEquals(Keys.digest(other), Keys.part(other), other);
+    }
   }
 
   @Test
