@@ -3,9 +3,9 @@ package dev.sluice.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.store.redis.RedisServer;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.RedisServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.BeforeAll;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.sluice.store.redis.RedisServer;
+import dev.sluice.testkit.RedisServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

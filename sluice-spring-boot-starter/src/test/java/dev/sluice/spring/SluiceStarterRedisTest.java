@@ -2,7 +2,7 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.store.redis.RedisServer;
+import dev.sluice.testkit.RedisServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

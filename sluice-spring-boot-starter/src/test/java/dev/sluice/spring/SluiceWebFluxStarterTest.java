@@ -2,8 +2,8 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sluice.store.redis.RedisServer;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.RedisServer;
 import dev.sluice.webflux.SluiceWebFilter;
 import java.net.URI;
 import java.net.http.HttpClient;

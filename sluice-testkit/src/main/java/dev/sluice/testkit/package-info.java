@@ -1,7 +1,9 @@
 /**
  * Real store servers for Sluice's own tests, one process per test class: {@link
- * dev.sluice.testkit.Memcached @Memcached} and {@link dev.sluice.testkit.MemcachedServer}. A store
- * adds its own annotation, server class and a subclass of the package's {@code ServerExtension}.
- * Used with {@code <scope>test</scope>}; not published.
+ * dev.sluice.testkit.Memcached @Memcached} with {@link dev.sluice.testkit.MemcachedServer}, and
+ * {@link dev.sluice.testkit.Redis @Redis} with {@link dev.sluice.testkit.RedisServer} (and {@link
+ * dev.sluice.testkit.RedisCluster} for a cluster a test starts itself). A store adds its own
+ * annotation, server class and a subclass of the package's {@code ServerExtension}. Used with
+ * {@code <scope>test</scope>}; not published.
  */
 package dev.sluice.testkit;

@@ -2,27 +2,22 @@ package dev.sluice.store.redis;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
+import dev.sluice.testkit.Redis;
+import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Core's store contract against a real redis-server. */
+@Redis
 class RedisCounterStoreContractTest extends CounterStoreContract {
 
   private static RedisServer server;
   private static final AtomicInteger STORES = new AtomicInteger();
 
   @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    if (server != null) {
-      server.close();
-    }
+  static void startRedis(RedisServer started) {
+    server = started;
   }
 
   @Override

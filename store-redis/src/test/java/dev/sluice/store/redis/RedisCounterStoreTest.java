@@ -10,6 +10,8 @@ import dev.sluice.spi.CounterStoreProvider;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.StoreClock;
 import dev.sluice.spi.StoreTimeoutException;
+import dev.sluice.testkit.Redis;
+import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -18,26 +20,19 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What the Redis store adds to the contract: round trips, 64-bit values, Redis's clock, keys. */
+@Redis
 class RedisCounterStoreTest {
 
   private static final long W = System.currentTimeMillis() / 1_000;
   private static RedisServer server;
 
   @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    if (server != null) {
-      server.close();
-    }
+  static void startRedis(RedisServer started) {
+    server = started;
   }
 
   private static RedisCounterStore store(String prefix) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

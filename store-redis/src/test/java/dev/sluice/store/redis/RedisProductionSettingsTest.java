@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.testkit.RedisServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

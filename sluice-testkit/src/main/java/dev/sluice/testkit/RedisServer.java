@@ -1,11 +1,10 @@
-package dev.sluice.store.redis;
+package dev.sluice.testkit;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -275,11 +274,8 @@ public final class RedisServer implements AutoCloseable {
     kill();
   }
 
-  static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+  /** A loopback port nothing listens on now, for a server a test starts itself. */
+  public static int freePort() {
+    return Servers.freePort();
   }
 }

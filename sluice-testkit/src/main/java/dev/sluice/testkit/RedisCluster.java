@@ -1,4 +1,4 @@
-package dev.sluice.store.redis;
+package dev.sluice.testkit;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +41,7 @@ public final class RedisCluster implements AutoCloseable {
    * Waits until every node says the cluster is ok and every replica has synced with its master, so
    * it can replace it (a condition with a deadline).
    */
-  void awaitOk() {
+  public void awaitOk() {
     long deadline = System.nanoTime() + 20_000_000_000L;
     for (RedisServer n : nodes) {
       while (!n.cli("CLUSTER", "INFO").contains("cluster_state:ok")
