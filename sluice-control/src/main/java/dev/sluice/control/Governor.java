@@ -166,12 +166,12 @@ public final class Governor implements AutoCloseable {
     return Math.round(rate * 1000) / 1000.0;
   }
 
-  /** Load signal samples that read NaN or infinite and were ignored. */
   /** {@return how often the governor reads the load and writes the rate} */
   public Duration interval() {
     return interval;
   }
 
+  /** Load signal samples that read NaN or infinite and were ignored. */
   public synchronized long ignoredSignals() {
     return ignoredSignals;
   }

@@ -19,10 +19,10 @@ import java.util.Objects;
 import java.util.function.DoubleSupplier;
 
 /**
- * Load signals for a {@link dev.sluice.control.Governor}: a Micrometer gauge, or a Prometheus query
- * (which needs {@code com.fasterxml.jackson.core:jackson-core} on the class path, an optional
- * dependency of this module). Each read that cannot give one number throws, and the governor then
- * leaves the rate where it is.
+ * Load signals for a governor ({@code dev.sluice.control.Governor}): a Micrometer gauge, or a
+ * Prometheus query (which needs {@code com.fasterxml.jackson.core:jackson-core} on the class path,
+ * an optional dependency of this module). Each read that cannot give one number throws, and the
+ * governor then leaves the rate where it is.
  */
 public final class LoadSignals {
 

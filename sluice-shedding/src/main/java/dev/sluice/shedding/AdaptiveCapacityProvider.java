@@ -6,8 +6,9 @@ import java.util.TreeSet;
 
 /**
  * Makes {@link AdaptiveCapacity adaptive capacities} by name, for the rules' {@code workers: {
- * adaptive: NAME }}. Registered through {@link ServiceLoader}, so core finds the estimates of a
- * module it does not depend on ({@code sluice-shedding-adaptive}). Implementations are stateless.
+ * adaptive: NAME }}. Registered through {@link ServiceLoader}, so the shedder finds the estimates
+ * of a module it does not depend on ({@code sluice-shedding-adaptive}). Implementations are
+ * stateless.
  */
 public interface AdaptiveCapacityProvider {
 

@@ -276,7 +276,7 @@ public final class LoadShedder {
         if (loader == null || loader == LoadShedder.class.getClassLoader()) {
           throw e;
         }
-        // The context loader may not see core's module (an application server's): try core's own.
+        // The context loader may not see this module (an application server's): try its own loader.
         this.adaptive = AdaptiveCapacityProvider.find(limit, LoadShedder.class.getClassLoader());
       }
       return this;

@@ -11,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * A real {@code redis-server} (or {@code redis-sentinel}) on a free port of the loopback interface,
@@ -162,7 +164,12 @@ public final class RedisServer implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve("redis.log").toFile())
             .start();
-    awaitReady(Duration.ofSeconds(10));
+    try {
+      awaitReady(Duration.ofSeconds(10));
+    } catch (RuntimeException e) {
+      kill(); // a server that never answered is not left running
+      throw e;
+    }
   }
 
   /** Waits until the server accepts a connection (it may still answer NOAUTH: it is up). */
@@ -272,6 +279,11 @@ public final class RedisServer implements AutoCloseable {
       resume();
     }
     kill();
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      // a temporary directory left behind costs nothing the test needs
+    }
   }
 
   /** A loopback port nothing listens on now, for a server a test starts itself. */

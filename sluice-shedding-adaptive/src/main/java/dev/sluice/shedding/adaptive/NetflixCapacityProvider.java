@@ -6,7 +6,7 @@ import java.util.Set;
 
 /**
  * Names Netflix's default limits, {@code gradient2} and {@code vegas}, for the rules' {@code
- * workers: { adaptive: NAME }}; core finds it through {@link java.util.ServiceLoader}.
+ * workers: { adaptive: NAME }}; sluice-shedding finds it through {@link java.util.ServiceLoader}.
  */
 public final class NetflixCapacityProvider implements AdaptiveCapacityProvider {
 

@@ -85,8 +85,9 @@ class MemcachedClockTest {
 
   /**
    * A memcached started again ticks at a phase of its own: the clock finds the new process within
-   * seconds and measures it, where it used to keep the old phase until its next aligned measurement
-   * (here an hour away), so a fleet whose instance restarted after memcached decided on two clocks.
+   * seconds and measures it, rather than keep the old phase until its next aligned measurement
+   * (here an hour away), which would leave a fleet whose instance restarted after memcached
+   * deciding on two clocks.
    */
   @Test
   void aMemcachedStartedAgainIsMeasuredAgainWithinSeconds() throws Exception {

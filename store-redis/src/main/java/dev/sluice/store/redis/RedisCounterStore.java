@@ -91,7 +91,7 @@ public final class RedisCounterStore implements CounterStore {
                     io.lettuce.core.RedisCredentials.just(
                         b.username, b.password == null ? null : b.password.toCharArray())));
       }
-      if (b.tls) {
+      if (b.tls || b.trustedCertificates != null) {
         copy.setSsl(true);
       }
       uris.add(copy);
@@ -533,8 +533,8 @@ public final class RedisCounterStore implements CounterStore {
 
     /**
      * The certificates (PEM) a TLS connection trusts, such as a private CA's that signed the Redis
-     * server's certificate; the JDK's trust store by default. The server's name or address is
-     * checked against its certificate either way.
+     * server's certificate; the JDK's trust store by default. Implies {@link #tls TLS}. The
+     * server's name or address is checked against its certificate either way.
      */
     public Builder trustedCertificates(java.nio.file.Path pem) {
       if (!java.nio.file.Files.isReadable(pem)) {

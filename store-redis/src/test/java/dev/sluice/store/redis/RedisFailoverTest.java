@@ -100,6 +100,12 @@ class RedisFailoverTest {
                 .cluster(cluster.seeds())
                 .operationTimeout(Duration.ofMillis(500))
                 .build()) {
+      // A new cluster may still be opening its connection to a master: warm up on other keys.
+      List<CounterUpdate> warm = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        warm.add(new CounterUpdate("warm", "client-" + i, 1_000, W, 1));
+      }
+      untilCounted(store, warm, Duration.ofSeconds(10));
       // Ten clients: their counters spread over the three masters; each client's in one slot.
       List<CounterUpdate> decision = new ArrayList<>();
       for (int i = 0; i < 10; i++) {
