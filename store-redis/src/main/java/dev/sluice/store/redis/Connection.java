@@ -22,6 +22,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -181,6 +182,7 @@ final class Connection implements AutoCloseable {
                   .refreshPartitionsAsync()
                   .toCompletableFuture()
                   .thenCompose(v -> cluster.connectAsync(StringCodec.UTF8))
+                  .thenCompose(cc -> toEveryMaster(cc).thenApply(v -> cc))
               : client.connectAsync(StringCodec.UTF8, standalone).toCompletableFuture();
     } catch (RuntimeException e) {
       attempt = CompletableFuture.failedFuture(e);
@@ -225,6 +227,24 @@ final class Connection implements AutoCloseable {
           preload();
           return true;
         });
+  }
+
+  /**
+   * Opens the connection to every master a Cluster's slots route to (Lettuce opens each on a node's
+   * first command otherwise), so a cold store's first decision finds them open; a master that
+   * cannot be reached does not hold the others up, and is connected on its first command.
+   */
+  private static CompletableFuture<Void> toEveryMaster(
+      StatefulRedisClusterConnection<String, String> cc) {
+    List<CompletableFuture<?>> opening = new ArrayList<>();
+    for (RedisClusterNode node : cc.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+        opening.add(
+            cc.getConnectionAsync(node.getUri().getHost(), node.getUri().getPort())
+                .handle((c, e) -> null));
+      }
+    }
+    return CompletableFuture.allOf(opening.toArray(new CompletableFuture<?>[0]));
   }
 
   private static String rootCause(Throwable e) {
