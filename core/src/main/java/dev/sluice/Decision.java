@@ -18,8 +18,9 @@ public final class Decision {
   private final Quota binding;
 
   /**
-   * Wraps a copy ({@link Answer#copy}) of an answer where a limit applied, which nothing else
-   * holds.
+   * Wraps an answer where a limit applied, which nothing else holds or writes to any more: a copy
+   * ({@link Answer#copy}) of a reused one, or the answer of an outcome made for this decision
+   * alone.
    */
   Decision(Answer outcome) {
     this.outcome = outcome;

@@ -52,7 +52,7 @@ public interface RateLimiter {
   default Decision tryAcquire(String key, long permits) {
     Outcome out = new Outcome();
     tryAcquire(key, permits, out);
-    return new Decision(out.answer.copy());
+    return new Decision(out.answer); // this call's own outcome: its answer needs no copy
   }
 
   /**
