@@ -55,11 +55,19 @@ final class Keys {
       return n.name;
     }
     String name = prefix + ":{" + part(identity) + "}:" + part(rule) + ':' + period + ':';
-    names[slot] = new Name(rule, identity, period, name);
+    if (identity.length() + rule.length() <= MAX_CACHED) {
+      names[slot] = new Name(rule, identity, period, name);
+    }
     return name;
   }
 
   private static final int NAME_SLOTS_LOG2 = 14;
+
+  /**
+   * The longest rule and identity, together, whose name is kept: a client's long header values do
+   * not pin more than a few megabytes.
+   */
+  private static final int MAX_CACHED = 256;
 
   /** Recent names; a slot is read without a lock and sees a whole entry or an older one. */
   private final Name[] names = new Name[1 << NAME_SLOTS_LOG2];

@@ -74,4 +74,14 @@ class KeysTest {
       }
     }
   }
+
+  /** A long identity is digested every time, not kept, and its name is the same each time. */
+  @Test
+  void aLongIdentityHasItsDigestedName() {
+    Keys keys = new Keys("sluice");
+    CounterUpdate u = new CounterUpdate("rule", "k".repeat(1_000), 1_000, 7, 1);
+    for (int i = 0; i < 3; i++) {
+      assertEquals(expected("sluice", u), keys.name(u));
+    }
+  }
 }
