@@ -222,8 +222,7 @@ public final class Throttles implements AutoCloseable {
       return this;
     }
 
-    /** How often to read the fleet's knobs; empty: they are not read. */
-    private Optional<Duration> knobRefresh = Optional.empty();
+    private final KnobRefresh knobRefresh = new KnobRefresh();
 
     /**
      * Reads the fleet's knobs from the store every {@code refresh} and applies each throttle's.
@@ -232,8 +231,7 @@ public final class Throttles implements AutoCloseable {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      sharedValues();
-      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
+      knobRefresh.every(this::sharedValues, refresh);
       return this;
     }
 
@@ -242,10 +240,7 @@ public final class Throttles implements AutoCloseable {
     }
 
     private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
-      Optional<KnobWatcher> w =
-          knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, backgroundScheduler()));
-      w.ifPresent(watcher -> watcher.listen(apply));
-      return w;
+      return knobRefresh.start(this::sharedValues, backgroundScheduler(), apply);
     }
   }
 }

@@ -4,7 +4,6 @@ import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.rpc.Code;
 import com.google.rpc.RetryInfo;
-import dev.sluice.Outcome;
 import dev.sluice.Slots;
 import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
@@ -74,8 +73,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
     Object u = user == null ? null : user.get();
     Call<Q, R> c = new Call<>(call, headers, next, u == null ? null : u.toString());
-    Admission.admitAsync(limiter, c, c)
-        .whenComplete((go, e) -> c.serial.execute(() -> c.decided(e != null || go)));
+    Admission.decideAsync(limiter, c).whenComplete((a, e) -> c.serial.execute(() -> c.decided(a)));
     return c;
   }
 
@@ -84,8 +82,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
    * events until the decision starts it (none but readiness and cancellation come before: the
    * transport delivers no message until the handler asks for one).
    */
-  private static final class Call<Q, R> extends ServerCall.Listener<Q>
-      implements RequestInfo, Admission.Exchange {
+  private static final class Call<Q, R> extends ServerCall.Listener<Q> implements RequestInfo {
     final Serial serial = new Serial();
     private final ServerCall<Q, R> call;
     private final Metadata requestHeaders;
@@ -93,9 +90,6 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     private final String user;
     private final Metadata limitHeaders = new Metadata();
     private volatile Slots slots = Slots.NONE;
-    private long retryAfterMillis;
-    private int status;
-    private String problem;
     private ServerCall.Listener<Q> delegate;
     private boolean cancelled;
 
@@ -107,15 +101,25 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       this.user = user;
     }
 
-    /** After the decision, in {@link #serial}: starts the call, or closes it refused. */
-    void decided(boolean go) {
+    /**
+     * After the decision, in {@link #serial}: the rate-limit headers kept for the response, then
+     * the call started, or closed refused. A call the decision did not reach (never: it completes
+     * with an admission) starts unlimited.
+     */
+    void decided(Admission a) {
+      if (a != null) {
+        slots = a.slots();
+      }
       if (cancelled) {
         slots.release();
         return;
       }
-      if (!go) {
-        call.close(refusal(), limitHeaders);
-        return;
+      if (a != null) {
+        a.writeHeaders(this::limitHeader);
+        if (a.refused()) {
+          call.close(refusal(a), limitHeaders);
+          return;
+        }
       }
       delegate = next.startCall(new Responding(), requestHeaders);
       if (call.isReady()) {
@@ -123,12 +127,14 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       }
     }
 
-    private Status refusal() {
-      Status s = (status == 503 ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED);
-      long millis = Math.max(0, retryAfterMillis);
+    private Status refusal(Admission a) {
+      boolean unavailable = a.status() == 503;
+      String problem = a.problem();
+      Status s = unavailable ? Status.UNAVAILABLE : Status.RESOURCE_EXHAUSTED;
+      long millis = Math.max(0, a.retryAfterMillis());
       com.google.rpc.Status detail =
           com.google.rpc.Status.newBuilder()
-              .setCode(status == 503 ? Code.UNAVAILABLE_VALUE : Code.RESOURCE_EXHAUSTED_VALUE)
+              .setCode(unavailable ? Code.UNAVAILABLE_VALUE : Code.RESOURCE_EXHAUSTED_VALUE)
               .setMessage(problem)
               .addDetails(
                   Any.pack(
@@ -210,34 +216,10 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
           });
     }
 
-    // The exchange: what the admission writes.
-
-    @Override
-    public void decide(Outcome out) {
-      throw new UnsupportedOperationException("decided by Admission.admitAsync");
-    }
-
-    @Override
-    public boolean takes(Outcome out) {
-      retryAfterMillis = out.retryAfterMillis();
-      return true;
-    }
-
-    @Override
-    public void accept(String name, String value) {
+    /** One rate-limit header, kept for the response's metadata. */
+    private void limitHeader(String name, String value) {
       limitHeaders.put(
           Metadata.Key.of(name.toLowerCase(Locale.ROOT), Metadata.ASCII_STRING_MARSHALLER), value);
-    }
-
-    @Override
-    public void hold(Slots slots) {
-      this.slots = slots;
-    }
-
-    @Override
-    public void refuse(int status, String contentType, String body) {
-      this.status = status;
-      this.problem = body;
     }
 
     // The request, as the rules see it.

@@ -2,8 +2,7 @@ package dev.sluice.http;
 
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiConsumer;
@@ -11,128 +10,184 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What every adapter does with a request, written once: decide, hold the slots the request takes,
- * write the rate-limit headers, refuse with a 429 or a 503. An adapter supplies an {@link Exchange}
- * (how its container decides and where the response goes); the JAX-RS feature and the servlet
- * filter both call {@link #admit}. Thread-safe.
+ * One request's decision, as an adapter acts on it, in the order it acts: {@link #decide} (the
+ * slots the request holds are taken at once), {@link #writeHeaders} to the response's header
+ * setter, then {@link #refused} with its {@link #status} and {@link #problem} body, or proceed and
+ * give {@link #slots} back when the response is complete. Never throws: the limiter fails open on
+ * its own errors, and an error in any step here is logged and lets the request through unlimited.
+ *
+ * <p>The blocking {@link #decide} returns the calling thread's own admission, reused by its next
+ * decision so that deciding allocates nothing: read it before the thread decides again. {@link
+ * #decideAsync} returns a new one. Not thread-safe.
  */
 public final class Admission {
 
   private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
 
-  /** Each request thread's outcome, reused: the decision itself allocates nothing. */
-  private static final ThreadLocal<Outcome> OUTCOMES = ThreadLocal.withInitial(Outcome::new);
+  /** Each request thread's admission, reused: the decision itself allocates nothing. */
+  private static final ThreadLocal<Admission> REUSED = ThreadLocal.withInitial(Admission::new);
+
+  private final Outcome out = new Outcome();
+  private RequestLimiter limiter;
+  private Slots slots = Slots.NONE;
+  private boolean failed;
+  private int status;
+  private String problem;
 
   private Admission() {}
 
-  /** One request and its response, as an adapter sees them; a header is {@link #accept}ed. */
-  public interface Exchange extends BiConsumer<String, String> {
-
-    /** Decides this request into {@code out}: the limiter's rules, or rules bound to a method. */
-    void decide(Outcome out);
-
-    /**
-     * Whether this decision's headers are the ones to send. A request decided twice (JAX-RS: the
-     * rules, then a resource's {@code @RateLimited}) keeps the headers of the tighter; a refusal
-     * always takes them. True by default.
-     */
-    default boolean takes(Outcome out) {
-      return true;
-    }
-
-    /** Keeps the slots the request holds, to give back when its response is complete. */
-    void hold(Slots slots);
-
-    /**
-     * Answers the request at once, after the headers: {@code status} 429 or 503 with a problem+json
-     * {@code body}.
-     */
-    void refuse(int status, String contentType, String body) throws IOException;
-  }
-
-  /**
-   * Decides one request and writes the decision to its response.
-   *
-   * @return whether the request goes on; false when it was refused (the response is written)
-   * @throws IOException only from writing a refusal
-   */
-  public static boolean admit(RequestLimiter limiter, Exchange exchange) throws IOException {
-    Outcome out = OUTCOMES.get();
+  /** Decides {@code request} by the limiter's rules; see the class comment for its reuse. */
+  public static Admission decide(RequestLimiter limiter, RequestInfo request) {
+    Admission a = reused(limiter);
     try {
-      exchange.decide(out);
+      limiter.decide(request, a.out);
     } catch (RuntimeException e) {
-      return failedOpen(e);
+      return a.failedOpen(e);
     }
-    return conclude(limiter, exchange, out);
+    return a.holding();
   }
 
   /**
-   * {@link #admit} for an adapter whose thread must not block (an event loop): decides {@code
-   * request} by the limiter's rules without waiting on the store ({@link
-   * RequestLimiter#decideAsync}), then holds the slots, writes the headers and refuses exactly as
-   * {@link #admit} does. {@link Exchange#decide} is not called. {@link Exchange#refuse} must not
-   * block either: it sets the status and keeps the body for the adapter to write.
-   *
-   * @return completes with whether the request goes on, never exceptionally: at once when the store
-   *     answers from memory, else in the thread it answered on
+   * Decides a request the adapter routed to {@code rules} (a JAX-RS resource method's
+   * {@code @RateLimited}), {@code pathParameters} feeding their {@code path:NAME} keys; reused as
+   * {@link #decide(RequestLimiter, RequestInfo)}.
    */
-  public static CompletionStage<Boolean> admitAsync(
-      RequestLimiter limiter, RequestInfo request, Exchange exchange) {
-    Outcome out = new Outcome();
+  public static Admission decide(
+      RequestLimiter limiter,
+      RequestLimiter.BoundRules rules,
+      RequestInfo request,
+      Map<String, String> pathParameters) {
+    Admission a = reused(limiter);
+    try {
+      rules.decide(request, pathParameters, a.out);
+    } catch (RuntimeException e) {
+      return a.failedOpen(e);
+    }
+    return a.holding();
+  }
+
+  /**
+   * Decides {@code request} without waiting on the store ({@link RequestLimiter#decideAsync}), for
+   * an adapter whose thread must not block (an event loop).
+   *
+   * @return completes with a new admission, never exceptionally: at once when the store answers
+   *     from memory, else in the thread it answered on
+   */
+  public static CompletionStage<Admission> decideAsync(
+      RequestLimiter limiter, RequestInfo request) {
+    Admission a = new Admission();
+    a.limiter = limiter;
     CompletionStage<Boolean> decided;
     try {
-      decided = limiter.decideAsync(request, out);
+      decided = limiter.decideAsync(request, a.out);
     } catch (RuntimeException e) {
-      return CompletableFuture.completedFuture(failedOpen(e));
+      return CompletableFuture.completedFuture(a.failedOpen(e));
     }
-    return decided.handle(
-        (allowed, e) -> {
-          if (e != null) {
-            return failedOpen(e);
-          }
-          try {
-            return conclude(limiter, exchange, out);
-          } catch (IOException io) {
-            throw new UncheckedIOException(io);
-          }
-        });
+    return decided.handle((allowed, e) -> e != null ? a.failedOpen(e) : a.holding());
   }
 
-  /** After the decision in {@code out}: slots, headers, and the refusal when it refused. */
-  private static boolean conclude(RequestLimiter limiter, Exchange exchange, Outcome out)
-      throws IOException {
-    int status;
-    String body;
+  private static Admission reused(RequestLimiter limiter) {
+    Admission a = REUSED.get();
+    a.limiter = limiter;
+    a.slots = Slots.NONE;
+    a.failed = false;
+    a.problem = null;
+    return a;
+  }
+
+  /**
+   * Takes the slots before anything else: a request no rule limits may still hold a place in the
+   * worker shedder's count of requests in flight.
+   */
+  private Admission holding() {
     try {
-      // Before anything else: a request no rule limits may still hold a place in the worker
-      // shedder's count of requests in flight.
-      Slots slots = limiter.slots(out);
-      if (slots.holds()) {
-        exchange.hold(slots);
-      }
-      if (!out.applied() || !exchange.takes(out)) {
-        return true;
-      }
-      RuleSet rules = limiter.rules();
-      RateLimitHeaders.write(
-          out, rules.headers(), rules.resetFormat(), limiter.clock().millis(), exchange);
-      if (out.allowed()) {
-        return true;
-      }
-      status = RateLimitHeaders.status(out);
-      body = RateLimitHeaders.problem(out);
+      slots = limiter.slots(out);
     } catch (RuntimeException e) {
       return failedOpen(e);
     }
-    exchange.refuse(status, RateLimitHeaders.PROBLEM_JSON, body);
-    return false;
+    return this;
+  }
+
+  /**
+   * {@return the concurrency slots the request holds, to {@link Slots#release} when its response is
+   * complete however it completes; {@link Slots#NONE} when it holds none}
+   */
+  public Slots slots() {
+    return slots;
+  }
+
+  /** {@return whether a limit applied: the response has rate-limit headers to carry} */
+  public boolean limited() {
+    return !failed && out.applied();
+  }
+
+  /** {@return whether the request may go on} */
+  public boolean allowed() {
+    return !refused();
+  }
+
+  /** {@return what the binding quota has left} */
+  public long remaining() {
+    return out.remaining();
+  }
+
+  /** {@return how long a refused client should wait before a retry can pass} */
+  public long retryAfterMillis() {
+    return out.retryAfterMillis();
+  }
+
+  /**
+   * Writes the rate-limit headers to {@code header} (a response's setter), in order; nothing when
+   * no limit applied. An error here lets the request through.
+   */
+  public void writeHeaders(BiConsumer<String, String> header) {
+    if (!limited()) {
+      return;
+    }
+    try {
+      RuleSet rules = limiter.rules();
+      RateLimitHeaders.write(
+          out, rules.headers(), rules.resetFormat(), limiter.clock().millis(), header);
+    } catch (RuntimeException e) {
+      failedOpen(e);
+    }
+  }
+
+  /** {@return whether the request is refused: answer it at once with {@link #status} and body} */
+  public boolean refused() {
+    if (!limited() || out.allowed()) {
+      return false;
+    }
+    if (problem == null) {
+      try {
+        status = RateLimitHeaders.status(out);
+        problem = RateLimitHeaders.problem(out);
+      } catch (RuntimeException e) {
+        failedOpen(e);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** {@return a refusal's status: 429, or 503 for load shedding or a store that fails closed} */
+  public int status() {
+    return refused() ? status : 200;
+  }
+
+  /**
+   * {@return a refusal's RFC 9457 problem document, of type {@link RateLimitHeaders#PROBLEM_JSON}}
+   */
+  public String problem() {
+    return refused() ? problem : "";
   }
 
   /**
    * The limiter fails open on its own errors; this is the last guard, never the client's problem.
    */
-  private static boolean failedOpen(Throwable e) {
+  private Admission failedOpen(Throwable e) {
     LOG.error("rate limiting failed; the request goes on unlimited", e);
-    return true;
+    failed = true;
+    return this;
   }
 }

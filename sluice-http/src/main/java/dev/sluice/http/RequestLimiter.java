@@ -5,6 +5,7 @@ import dev.sluice.Engine;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
+import dev.sluice.control.KnobRefresh;
 import dev.sluice.control.KnobWatcher;
 import dev.sluice.control.Knobs;
 import dev.sluice.shedding.LoadShedder;
@@ -37,19 +38,18 @@ public final class RequestLimiter {
 
   private final Engine engine;
   private final InstantSource clock;
-  private final RuleCompiler compiler;
   private final RequestMatcher matcher;
+  private final RuleChanges changes;
   private volatile CompiledRules compiled;
-  private volatile Knobs knobs = Knobs.NONE;
   private final Optional<KnobWatcher> watcher;
 
   private RequestLimiter(Builder b) {
     this.engine = Engine.of(b);
     this.clock = engine.clock();
     Map<String, KeyResolver> apps = Map.copyOf(b.apps);
-    this.compiler = new RuleCompiler(engine, apps);
     this.matcher = new RequestMatcher(engine, b.quotas, apps);
-    this.compiled = compile(b.rules, List.of());
+    this.changes = new RuleChanges(new RuleCompiler(engine, apps));
+    this.compiled = changes.first(b.rules);
     this.watcher = b.watch(this::applyKnobs);
   }
 
@@ -115,17 +115,8 @@ public final class RequestLimiter {
    * @throws IllegalArgumentException if a rule's id is already in force
    */
   public synchronized BoundRules bind(List<Rule> rules) {
-    List<Rule> all = new ArrayList<>(compiled.bound());
     List<String> ids = new ArrayList<>();
-    for (Rule r : rules) {
-      if (compiled.rules().rule(r.id()).isPresent()
-          || all.stream().anyMatch(b -> b.id().equals(r.id()))) {
-        throw new IllegalArgumentException("duplicate rule id '" + r.id() + "'");
-      }
-      all.add(r);
-      ids.add(r.id());
-    }
-    this.compiled = compile(compiled.rules(), all);
+    this.compiled = changes.bind(compiled, rules, ids);
     return new BoundRules(ids.toArray(new String[0]));
   }
 
@@ -190,17 +181,7 @@ public final class RequestLimiter {
    * ip})}
    */
   public boolean keysOnClientAddress() {
-    CompiledRules c = compiled;
-    List<Rule> all = new ArrayList<>(c.rules().rules());
-    all.addAll(c.bound());
-    for (Rule r : all) {
-      for (String k : r.key()) {
-        if (KeySource.parse(k).kind == KeySource.Kind.IP) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return RuleChanges.keysOnClientAddress(compiled);
   }
 
   /** {@return the rules in force} */
@@ -220,14 +201,7 @@ public final class RequestLimiter {
    * @throws IllegalArgumentException if a rule's id is that of a bound rule
    */
   public synchronized void update(RuleSet rules) {
-    Objects.requireNonNull(rules, "rules");
-    for (Rule r : compiled.bound()) {
-      if (rules.rule(r.id()).isPresent()) {
-        throw new IllegalArgumentException(
-            "rule id '" + r.id() + "' is already bound to an annotated method");
-      }
-    }
-    this.compiled = compile(rules, compiled.bound());
+    this.compiled = changes.update(compiled, rules);
     LOG.info("rate limit rules in force:\n{}", this);
   }
 
@@ -261,15 +235,13 @@ public final class RequestLimiter {
    * until knobs without them come. A limiter built with {@link Builder#knobs} is told by its
    * watcher; others can be told by hand.
    */
+  @SuppressWarnings("ReferenceEquality") // the same compiled rules: the knobs were in force
   public synchronized void applyKnobs(Knobs knobs) {
-    Objects.requireNonNull(knobs, "knobs");
-    if (knobs.equals(this.knobs)) {
-      return;
-    }
-    this.knobs = knobs;
     CompiledRules c = compiled;
-    this.compiled = compile(c.rules(), c.bound());
-    LOG.info("rate limit rules in force, with knobs:\n{}", this);
+    this.compiled = changes.knobs(c, knobs);
+    if (compiled != c) {
+      LOG.info("rate limit rules in force, with knobs:\n{}", this);
+    }
   }
 
   /**
@@ -282,7 +254,7 @@ public final class RequestLimiter {
 
   /** {@return the knobs this limiter applies: {@link Knobs#NONE} until some are applied} */
   public synchronized Knobs knobs() {
-    return knobs;
+    return changes.knobs();
   }
 
   /**
@@ -298,48 +270,22 @@ public final class RequestLimiter {
 
   /** The kill switch: false stops all limiting (and counting) until set back to true. */
   public void setEnabled(boolean enabled) {
-    change(r -> r.toBuilder().enabled(enabled).build());
+    change(c -> changes.update(c, c.rules().toBuilder().enabled(enabled).build()));
   }
 
   /** Turns one rule on or off. */
   public void setRuleEnabled(String id, boolean enabled) {
-    replace(id, b -> b.enabled(enabled));
+    change(c -> changes.replace(c, id, b -> b.enabled(enabled)));
   }
 
   /** Puts one rule in or out of shadow mode (count and report, never reject). */
   public void setRuleShadow(String id, boolean shadow) {
-    replace(id, b -> b.shadow(shadow));
+    change(c -> changes.replace(c, id, b -> b.shadow(shadow)));
   }
 
-  private synchronized void change(UnaryOperator<RuleSet> f) {
-    update(f.apply(compiled.rules()));
-  }
-
-  private synchronized void replace(String id, UnaryOperator<Rule.Builder> f) {
-    CompiledRules c = compiled;
-    if (c.rules().rule(id).isPresent()) {
-      RuleSet.Builder out = c.rules().toBuilder().clearRules();
-      for (Rule r : c.rules().rules()) {
-        out.rule(r.id().equals(id) ? f.apply(r.toBuilder()).build() : r);
-      }
-      update(out.build());
-      return;
-    }
-    List<Rule> bound = new ArrayList<>(c.bound().size());
-    boolean found = false;
-    for (Rule r : c.bound()) {
-      found |= r.id().equals(id);
-      bound.add(r.id().equals(id) ? f.apply(r.toBuilder()).build() : r);
-    }
-    if (!found) {
-      throw new IllegalArgumentException("no rule with id '" + id + "'");
-    }
-    this.compiled = compile(c.rules(), bound);
+  private synchronized void change(UnaryOperator<CompiledRules> f) {
+    this.compiled = f.apply(compiled);
     LOG.info("rate limit rules in force:\n{}", this);
-  }
-
-  private CompiledRules compile(RuleSet rules, List<Rule> bound) {
-    return compiler.compile(rules, bound, knobs, compiled);
   }
 
   /** Configures a {@link RequestLimiter}. */
@@ -377,8 +323,7 @@ public final class RequestLimiter {
       return this;
     }
 
-    /** How often to read the fleet's knobs; empty: they are not read. */
-    private Optional<Duration> knobRefresh = Optional.empty();
+    private final KnobRefresh knobRefresh = new KnobRefresh();
 
     /**
      * Reads the fleet's {@link Knobs} from the store every {@code refresh} ({@link
@@ -388,16 +333,12 @@ public final class RequestLimiter {
      *     not positive
      */
     public Builder knobs(Duration refresh) {
-      sharedValues();
-      this.knobRefresh = Optional.of(KnobWatcher.checkRefresh(refresh));
+      knobRefresh.every(this::sharedValues, refresh);
       return this;
     }
 
     private Optional<KnobWatcher> watch(java.util.function.Consumer<Knobs> apply) {
-      Optional<KnobWatcher> w =
-          knobRefresh.map(r -> KnobWatcher.start(sharedValues(), r, backgroundScheduler()));
-      w.ifPresent(watcher -> watcher.listen(apply));
-      return w;
+      return knobRefresh.start(this::sharedValues, backgroundScheduler(), apply);
     }
 
     public RequestLimiter build() {
@@ -410,15 +351,6 @@ public final class RequestLimiter {
    */
   @Override
   public String toString() {
-    CompiledRules c = compiled;
-    StringBuilder sb = new StringBuilder(c.rules().toString());
-    for (Rule r : c.bound()) {
-      sb.append(r).append(" (bound)\n");
-    }
-    Knobs k = knobs;
-    if (!k.equals(Knobs.NONE)) {
-      sb.append("knobs over them: ").append(k.format().strip().replace("\n", "; ")).append('\n');
-    }
-    return sb.toString();
+    return changes.describe(compiled);
   }
 }

@@ -33,12 +33,6 @@ public final class Rule {
    */
   public static final Duration DEFAULT_SLOT_TTL = Duration.ofSeconds(30);
 
-  /** Why a rule with {@code sync} takes no {@link OnStoreFailure#LOCAL}. */
-  static final String LOCAL_WITH_SYNC =
-      "onStoreFailure: local needs no sync: two-layer counting already limits locally at"
-          + " limit ÷ instances while the store is down, and onStoreFailure says what happens past"
-          + " that share (allow or reject)";
-
   private final String id;
   private final Set<String> methods;
   private final String path;
@@ -179,25 +173,7 @@ public final class Rule {
 
   /** Its key sources, parsed. */
   List<KeySource> keySources() {
-    return keySources(key, pattern(), path);
-  }
-
-  /**
-   * Parses key sources, each {@code path:NAME} checked against the pattern's captures.
-   *
-   * @throws IllegalArgumentException naming the first bad one
-   */
-  private static List<KeySource> keySources(List<String> key, PathPattern pattern, String path) {
-    List<KeySource> sources = new ArrayList<>();
-    for (String k : key) {
-      KeySource source = KeySource.parse(k);
-      if (source.kind == KeySource.Kind.PATH && !pattern.captureNames().contains(source.name)) {
-        throw new IllegalArgumentException(
-            "key source '" + k + "' names no {" + source.name + "} in path " + path);
-      }
-      sources.add(source);
-    }
-    return List.copyOf(sources);
+    return RuleChecks.keySources(key, pattern(), path);
   }
 
   @Override
@@ -245,21 +221,7 @@ public final class Rule {
     private Sync sync;
 
     private Builder(String id) {
-      Objects.requireNonNull(id, "id");
-      if (id.isBlank()) {
-        throw new IllegalArgumentException("id must not be empty");
-      }
-      for (int i = 0; i < id.length(); i++) {
-        char c = id.charAt(i);
-        if (c < 0x20 || c > 0x7e) {
-          throw new IllegalArgumentException(
-              String.format(
-                  "id '%s': printable ASCII only (found U+%04X): it names the rule in the"
-                      + " RateLimit headers, which carry nothing else",
-                  id, (int) c));
-        }
-      }
-      this.id = id;
+      this.id = RuleChecks.id(id);
     }
 
     /**
@@ -384,19 +346,9 @@ public final class Rule {
      *     names no capture
      */
     public Rule build() {
-      Tier.checkTiers(tiers);
-      if (algorithm == Algorithm.CONCURRENCY && (tiers.size() != 1 || sync != null)) {
-        throw new IllegalArgumentException(
-            "a concurrency rule has one limit and no sync (rule '" + id + "')");
-      }
-      algorithm.checkTiers(tiers);
-      algorithm.checkStagger(staggerWindows);
-      algorithm.checkSync(sync != null);
-      if (sync != null && onStoreFailure == OnStoreFailure.LOCAL) {
-        throw new IllegalArgumentException(LOCAL_WITH_SYNC + " (rule '" + id + "')");
-      }
+      RuleChecks.settings(id, algorithm, tiers, staggerWindows, sync, onStoreFailure);
       Rule rule = new Rule(this);
-      keySources(rule.key, rule.pattern(), path);
+      RuleChecks.keySources(rule.key, rule.pattern(), path);
       return rule;
     }
   }

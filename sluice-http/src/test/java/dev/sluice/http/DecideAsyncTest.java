@@ -166,44 +166,24 @@ class DecideAsyncTest {
     assertEquals(503, RateLimitHeaders.status(shut));
   }
 
-  /** An exchange that records what the admission wrote. */
-  static final class Recorded implements Admission.Exchange {
+  /** What an adapter writes from an admission: its headers, slots and refusal. */
+  static final class Recorded {
     final Map<String, String> headers = new HashMap<>();
     int status;
     String body;
     Slots held;
-    final java.util.function.Consumer<Outcome> decider;
+    final boolean proceeds;
 
-    Recorded(java.util.function.Consumer<Outcome> decider) {
-      this.decider = decider;
-    }
-
-    Recorded() {
-      this(
-          out -> {
-            throw new AssertionError("the asynchronous admission decides by itself");
-          });
-    }
-
-    @Override
-    public void accept(String name, String value) {
-      headers.put(name, value);
-    }
-
-    @Override
-    public void decide(Outcome out) {
-      decider.accept(out);
-    }
-
-    @Override
-    public void hold(Slots slots) {
-      held = slots;
-    }
-
-    @Override
-    public void refuse(int status, String contentType, String body) {
-      this.status = status;
-      this.body = body;
+    Recorded(Admission a) {
+      if (a.slots().holds()) {
+        held = a.slots();
+      }
+      a.writeHeaders(headers::put);
+      proceeds = !a.refused();
+      if (!proceeds) {
+        status = a.status();
+        body = a.problem();
+      }
     }
   }
 
@@ -220,13 +200,12 @@ class DecideAsyncTest {
     RequestLimiter blocking = limiter(new ReferenceCounterStore().clock(clock), PER_KEY, slots);
     for (int i = 0; i < 3; i++) {
       TestRequest r = call("k", "/api/x", "192.0.2.1");
-      Recorded a = new Recorded(out -> blocking.decide(r, out));
-      Recorded b = new Recorded();
-      boolean expected = Admission.admit(blocking, a);
-      CompletionStage<Boolean> got = Admission.admitAsync(async, r, b);
+      Recorded a = new Recorded(Admission.decide(blocking, r));
+      CompletionStage<Admission> got = Admission.decideAsync(async, r);
       assertFalse(got.toCompletableFuture().isDone());
       store.answer();
-      assertEquals(expected, got.toCompletableFuture().join());
+      Recorded b = new Recorded(got.toCompletableFuture().join());
+      assertEquals(a.proceeds, b.proceeds);
       assertEquals(a.headers.keySet(), b.headers.keySet());
       assertEquals(a.status, b.status);
       assertEquals(a.body, b.body);

@@ -1,7 +1,7 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Outcome;
 import dev.sluice.Periods;
+import dev.sluice.http.Admission;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import jakarta.ws.rs.HttpMethod;
@@ -156,7 +156,7 @@ final class RateLimitedFeature implements DynamicFeature {
    * 60). The rules live in the feature's limiter, so they follow its reloads, kill switch and
    * per-rule switches.
    */
-  static final class Filter implements ContainerRequestFilter, Responses.Decider {
+  static final class Filter implements ContainerRequestFilter {
     private final RequestLimiter limiter;
     private final RequestLimiter.BoundRules bound;
     private final ContainerAccess container;
@@ -169,12 +169,17 @@ final class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      Responses.apply(limiter, this, ctx);
-    }
-
-    @Override
-    public void decide(ContainerRequestContext ctx, Outcome out) {
-      bound.decide(new JaxrsRequest(ctx, container), pathParameters(ctx), out);
+      Admission a =
+          Admission.decide(limiter, bound, new JaxrsRequest(ctx, container), pathParameters(ctx));
+      SlotRelease.hold(ctx, a.slots());
+      Responses.Applied headers = Responses.tighter(ctx, a);
+      if (headers == null) {
+        return;
+      }
+      a.writeHeaders(headers);
+      if (a.refused()) {
+        ctx.abortWith(Responses.refusal(a, headers));
+      }
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {

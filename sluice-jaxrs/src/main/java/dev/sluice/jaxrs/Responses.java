@@ -1,13 +1,10 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Outcome;
-import dev.sluice.Slots;
 import dev.sluice.http.Admission;
-import dev.sluice.http.RequestLimiter;
+import dev.sluice.http.RateLimitHeaders;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -41,9 +38,9 @@ final class Responses {
 
     private int size;
 
-    private Applied(Outcome out) {
-      this.allowed = out.allowed();
-      this.remaining = out.remaining();
+    private Applied(Admission a) {
+      this.allowed = a.allowed();
+      this.remaining = a.remaining();
     }
 
     @Override
@@ -57,68 +54,32 @@ final class Responses {
   }
 
   /**
-   * Decides, and aborts the request with a 429 (or 503) when it is rejected. Never throws: the
-   * limiter fails open on its own errors, and an error here lets the request through.
+   * The headers this decision leaves for the response, kept in the request for the response filter;
+   * null when they are not the ones to send. A request decided twice (the rules, then a resource's
+   * {@code @RateLimited}) keeps the headers of the tighter decision; a refusal always takes them,
+   * and a decision no limit applied to leaves none.
    */
-  static void apply(RequestLimiter limiter, Decider decider, ContainerRequestContext ctx) {
-    try {
-      Admission.admit(limiter, new Exchange(decider, ctx));
-    } catch (IOException e) {
-      // A JAX-RS refusal is an aborted request: nothing is written here.
-      LOG.error("rate limiting failed; the request goes on unlimited", e);
+  static Applied tighter(ContainerRequestContext ctx, Admission a) {
+    if (!a.limited()) {
+      return null;
     }
+    Applied earlier = (Applied) ctx.getProperty(DECISION);
+    if (earlier != null && a.allowed() && a.remaining() >= earlier.remaining) {
+      return null;
+    }
+    Applied applied = new Applied(a);
+    ctx.setProperty(DECISION, applied);
+    return applied;
   }
 
-  /** How a filter decides a request: by the rules, or by a resource method's binding. */
-  interface Decider {
-    void decide(ContainerRequestContext ctx, Outcome out);
-  }
-
-  /** A JAX-RS request: its headers wait in the request for the response filter. */
-  private static final class Exchange implements Admission.Exchange {
-    private final Decider decider;
-    private final ContainerRequestContext ctx;
-    private Applied applied;
-
-    Exchange(Decider decider, ContainerRequestContext ctx) {
-      this.decider = decider;
-      this.ctx = ctx;
+  /** The response that refuses a request: the status, the headers and the problem body. */
+  static Response refusal(Admission a, Applied headers) {
+    Response.ResponseBuilder r =
+        Response.status(a.status()).type(RateLimitHeaders.PROBLEM_JSON).entity(a.problem());
+    for (int i = 0; i < headers.size; i += 2) {
+      r.header(headers.headers[i], headers.headers[i + 1]);
     }
-
-    @Override
-    public void decide(Outcome out) {
-      decider.decide(ctx, out);
-    }
-
-    @Override
-    public boolean takes(Outcome out) {
-      Applied earlier = (Applied) ctx.getProperty(DECISION);
-      if (earlier != null && out.allowed() && out.remaining() >= earlier.remaining) {
-        return false;
-      }
-      applied = new Applied(out);
-      ctx.setProperty(DECISION, applied);
-      return true;
-    }
-
-    @Override
-    public void accept(String name, String value) {
-      applied.accept(name, value);
-    }
-
-    @Override
-    public void hold(Slots slots) {
-      SlotRelease.hold(ctx, slots);
-    }
-
-    @Override
-    public void refuse(int status, String contentType, String body) {
-      Response.ResponseBuilder r = Response.status(status).type(contentType).entity(body);
-      for (int i = 0; i < applied.size; i += 2) {
-        r.header(applied.headers[i], applied.headers[i + 1]);
-      }
-      ctx.abortWith(r.build());
-    }
+    return r.build();
   }
 
   /**

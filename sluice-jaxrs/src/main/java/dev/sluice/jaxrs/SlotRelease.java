@@ -44,6 +44,9 @@ final class SlotRelease implements ApplicationEventListener {
    */
   @SuppressWarnings("unchecked")
   static void hold(ContainerRequestContext ctx, Slots slots) {
+    if (!slots.holds()) {
+      return;
+    }
     if (ctx.getProperty(SLOTS) instanceof List<?> held) {
       ((List<Slots>) held).add(slots);
     } else {

@@ -1,6 +1,6 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Outcome;
+import dev.sluice.http.Admission;
 import dev.sluice.http.RequestLimiter;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -12,7 +12,7 @@ import jakarta.ws.rs.container.PreMatching;
  * user} keys see their principal.
  */
 @PreMatching
-final class SluiceRequestFilter implements ContainerRequestFilter, Responses.Decider {
+final class SluiceRequestFilter implements ContainerRequestFilter {
 
   private final RequestLimiter limiter;
   private final ContainerAccess container;
@@ -24,11 +24,15 @@ final class SluiceRequestFilter implements ContainerRequestFilter, Responses.Dec
 
   @Override
   public void filter(ContainerRequestContext ctx) {
-    Responses.apply(limiter, this, ctx);
-  }
-
-  @Override
-  public void decide(ContainerRequestContext ctx, Outcome out) {
-    limiter.decide(new JaxrsRequest(ctx, container), out);
+    Admission a = Admission.decide(limiter, new JaxrsRequest(ctx, container));
+    SlotRelease.hold(ctx, a.slots());
+    Responses.Applied headers = Responses.tighter(ctx, a);
+    if (headers == null) {
+      return;
+    }
+    a.writeHeaders(headers);
+    if (a.refused()) {
+      ctx.abortWith(Responses.refusal(a, headers));
+    }
   }
 }

@@ -1,8 +1,8 @@
 package dev.sluice.servlet;
 
-import dev.sluice.Outcome;
 import dev.sluice.Slots;
 import dev.sluice.http.Admission;
+import dev.sluice.http.RateLimitHeaders;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.RuleSet;
@@ -147,12 +147,17 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    RequestLimiter l = limiter;
-    Exchange exchange = new Exchange(l, request, response);
-    if (!Admission.admit(l, exchange)) {
+    Admission a = Admission.decide(limiter, new Request(request));
+    a.writeHeaders(response::setHeader);
+    if (a.refused()) {
+      byte[] body = a.problem().getBytes(StandardCharsets.UTF_8);
+      response.setStatus(a.status());
+      response.setContentType(RateLimitHeaders.PROBLEM_JSON);
+      response.setContentLength(body.length);
+      response.getOutputStream().write(body);
       return;
     }
-    Slots slots = exchange.slots;
+    Slots slots = a.slots();
     if (!slots.holds()) {
       chain.doFilter(req, res);
       return;
@@ -211,41 +216,12 @@ public final class SluiceFilter implements Filter {
     }
   }
 
-  /** A servlet request as the rules see it, and its response. */
-  private static final class Exchange implements RequestInfo, Admission.Exchange {
-    private final RequestLimiter limiter;
+  /** A servlet request as the rules see it. */
+  private static final class Request implements RequestInfo {
     private final HttpServletRequest request;
-    private final HttpServletResponse response;
-    private Slots slots = Slots.NONE;
 
-    Exchange(RequestLimiter limiter, HttpServletRequest request, HttpServletResponse response) {
-      this.limiter = limiter;
+    Request(HttpServletRequest request) {
       this.request = request;
-      this.response = response;
-    }
-
-    @Override
-    public void decide(Outcome out) {
-      limiter.decide(this, out);
-    }
-
-    @Override
-    public void accept(String name, String value) {
-      response.setHeader(name, value);
-    }
-
-    @Override
-    public void hold(Slots slots) {
-      this.slots = slots;
-    }
-
-    @Override
-    public void refuse(int status, String contentType, String body) throws IOException {
-      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      response.setStatus(status);
-      response.setContentType(contentType);
-      response.setContentLength(bytes.length);
-      response.getOutputStream().write(bytes);
     }
 
     @Override

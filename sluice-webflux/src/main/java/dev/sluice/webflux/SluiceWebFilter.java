@@ -1,6 +1,5 @@
 package dev.sluice.webflux;
 
-import dev.sluice.Outcome;
 import dev.sluice.Slots;
 import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
@@ -65,66 +64,40 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
         .map(Optional::of)
         .defaultIfEmpty(Optional.empty())
         .flatMap(
-            principal -> {
-              Exchange x = new Exchange(exchange, principal);
-              return Mono.fromCompletionStage(Admission.admitAsync(limiter, x, x))
-                  .flatMap(go -> go ? x.proceed(chain) : x.writeRefusal());
+            principal ->
+                Mono.fromCompletionStage(
+                    Admission.decideAsync(limiter, new Request(exchange, principal))))
+        .flatMap(
+            a -> {
+              ServerHttpResponse response = exchange.getResponse();
+              a.writeHeaders(response.getHeaders()::set);
+              if (a.refused()) {
+                byte[] body = a.problem().getBytes(StandardCharsets.UTF_8);
+                response.setStatusCode(HttpStatusCode.valueOf(a.status()));
+                response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
+                response.getHeaders().setContentLength(body.length);
+                return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
+              }
+              Slots held = a.slots();
+              if (!held.holds()) {
+                return chain.filter(exchange);
+              }
+              // Given back however the response ends: completed, failed, or cancelled by the
+              // client.
+              return chain.filter(exchange).doFinally(signal -> held.release());
             });
   }
 
-  /** A WebFlux exchange as the rules see it, and its response. */
-  private static final class Exchange implements RequestInfo, Admission.Exchange {
+  /** A WebFlux request as the rules see it. */
+  private static final class Request implements RequestInfo {
     private final ServerWebExchange exchange;
     private final ServerHttpRequest request;
     private final Optional<String> principal;
-    private Slots slots = Slots.NONE;
-    private int status;
-    private String contentType;
-    private byte[] body;
 
-    Exchange(ServerWebExchange exchange, Optional<String> principal) {
+    Request(ServerWebExchange exchange, Optional<String> principal) {
       this.exchange = exchange;
       this.request = exchange.getRequest();
       this.principal = principal;
-    }
-
-    Mono<Void> proceed(WebFilterChain chain) {
-      Slots held = slots;
-      if (!held.holds()) {
-        return chain.filter(exchange);
-      }
-      // Given back however the response ends: completed, failed, or cancelled by the client.
-      return chain.filter(exchange).doFinally(signal -> held.release());
-    }
-
-    Mono<Void> writeRefusal() {
-      ServerHttpResponse response = exchange.getResponse();
-      response.setStatusCode(HttpStatusCode.valueOf(status));
-      response.getHeaders().setContentType(MediaType.parseMediaType(contentType));
-      response.getHeaders().setContentLength(body.length);
-      return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
-    }
-
-    @Override
-    public void decide(Outcome out) {
-      throw new UnsupportedOperationException("decided by Admission.admitAsync");
-    }
-
-    @Override
-    public void accept(String name, String value) {
-      exchange.getResponse().getHeaders().set(name, value);
-    }
-
-    @Override
-    public void hold(Slots slots) {
-      this.slots = slots;
-    }
-
-    @Override
-    public void refuse(int status, String contentType, String body) {
-      this.status = status;
-      this.contentType = contentType;
-      this.body = body.getBytes(StandardCharsets.UTF_8);
     }
 
     @Override

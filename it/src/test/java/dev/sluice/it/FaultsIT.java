@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * The store is never the client's problem: memcached killed, stalled, restarted empty or slow,
  * under 8 concurrent client threads, over HTTP on loopback.
  */
-class FaultsTest {
+class FaultsIT {
 
   private static final Duration TIMEOUT = Duration.ofMillis(50);
 

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * computed from the requests each instance actually received (its peak in any span of 2 × (sync
  * interval + tick + allowance)), so a late thread on a loaded machine is in the bound, not a flake.
  */
-class TwoLayerFleetTest {
+class TwoLayerFleetIT {
 
   private static final int INSTANCES = 3;
   private static final long LIMIT = 100;

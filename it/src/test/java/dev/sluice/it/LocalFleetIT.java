@@ -38,7 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * each instance admits exactly its share ({@code limit ÷ 3}) and never a 5xx; a stalled store costs
  * a decision at most the operation timeout; restarted, the limit is the fleet's again.
  */
-class LocalFleetTest {
+class LocalFleetIT {
 
   private static final int INSTANCES = 3;
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * answered, a decision waits the operation timeout, and a reply that slow fails over as the rule
  * says.
  */
-class ColdStartTest {
+class ColdStartIT {
 
   @Test
   void aColdInstancesFirstDecisionWaitsForTheStoreAndIsCounted() throws Exception {

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** A fleet of instances sharing memcached: limits hold for the fleet, not per instance. */
-class FleetTest {
+class FleetIT {
 
   private static MemcachedServer memcached;
   private static final AtomicInteger PREFIX = new AtomicInteger();
