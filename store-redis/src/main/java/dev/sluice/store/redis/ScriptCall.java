@@ -95,24 +95,29 @@ final class ScriptCall {
     try {
       for (int gi = 0; gi < groups.size(); gi++) {
         int[] g = groups.get(gi);
-        List<String> ks = new ArrayList<>(2 * g.length);
+        int keyCount = g.length;
+        for (int i : g) {
+          if (read[i]) {
+            keyCount++;
+          }
+        }
+        String[] ks = new String[keyCount];
         String[] args = new String[5 * g.length];
+        int k = 0;
         for (int j = 0; j < g.length; j++) {
           int i = g[j];
           CounterUpdate u = updates.get(i);
-          ks.add(current[i]);
+          ks[k++] = current[i];
           args[5 * j] = u.running() ? running : read[i] ? "w" : "c";
           if (read[i]) {
-            ks.add(names[i] + (u.window() - 1));
+            ks[k++] = names[i] + (u.window() - 1);
           }
-          args[5 * j + 1] = Long.toString(u.delta());
-          args[5 * j + 2] = Long.toString(RedisCounterStore.ttlMillis(u.periodMillis()));
-          args[5 * j + 3] = Long.toString(u.floor());
-          args[5 * j + 4] = Long.toString(u.ceiling());
+          args[5 * j + 1] = text(u.delta());
+          args[5 * j + 2] = text(RedisCounterStore.ttlMillis(u.periodMillis()));
+          args[5 * j + 3] = text(u.floor());
+          args[5 * j + 4] = text(u.ceiling());
         }
-        futures[gi] =
-            Script.COUNT.run(
-                connection.commands(), ScriptOutputType.MULTI, ks.toArray(new String[0]), args);
+        futures[gi] = Script.COUNT.run(connection.commands(), ScriptOutputType.MULTI, ks, args);
       }
     } catch (RuntimeException e) {
       for (CompletableFuture<?> f : futures) {
@@ -222,5 +227,27 @@ final class ScriptCall {
       return l;
     }
     return Long.parseLong(o.toString());
+  }
+
+  /** Decimal texts of 0 to 1,023, the usual deltas and floors. */
+  private static final String[] SMALL = new String[1024];
+
+  static {
+    for (int i = 0; i < SMALL.length; i++) {
+      SMALL[i] = Integer.toString(i);
+    }
+  }
+
+  private static final String MAX = Long.toString(Long.MAX_VALUE);
+
+  /**
+   * {@code v} in decimal, without a new string for the values most arguments take: small deltas and
+   * floors, and no ceiling ({@link Long#MAX_VALUE}).
+   */
+  static String text(long v) {
+    if (v >= 0 && v < SMALL.length) {
+      return SMALL[(int) v];
+    }
+    return v == Long.MAX_VALUE ? MAX : Long.toString(v);
   }
 }
