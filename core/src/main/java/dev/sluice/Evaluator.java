@@ -358,7 +358,7 @@ final class Evaluator {
       return;
     }
     try {
-      java.util.concurrent.CompletableFuture<long[]> unused =
+      java.util.concurrent.CompletableFuture<dev.sluice.spi.Counts> unused =
           store
               .incrementAsync(debts.updates())
               .whenComplete(

@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -107,7 +108,7 @@ final class TwoLayerStore {
   void increment(TwoLayerBatch batch) {
     List<Integer> direct = countLocally(batch);
     if (direct != null) {
-      long[] counts = shared.increment(directUpdates(batch, direct));
+      Counts counts = shared.increment(directUpdates(batch, direct));
       counted(batch, direct, counts);
     }
     startOnce();
@@ -128,7 +129,7 @@ final class TwoLayerStore {
     if (direct == null) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<long[]> f;
+    CompletableFuture<Counts> f;
     try {
       f = shared.incrementAsync(directUpdates(batch, direct));
     } catch (RuntimeException e) {
@@ -175,9 +176,9 @@ final class TwoLayerStore {
     return updates;
   }
 
-  private static void counted(TwoLayerBatch batch, List<Integer> direct, long[] counts) {
+  private static void counted(TwoLayerBatch batch, List<Integer> direct, Counts counts) {
     for (int j = 0; j < direct.size(); j++) {
-      batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
+      batch.counted(direct.get(j), counts.current(j), counts.previous(j));
     }
   }
 
@@ -461,7 +462,7 @@ final class TwoLayerStore {
       return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
     syncCalls.incrementAndGet();
-    java.util.concurrent.CompletableFuture<long[]> f;
+    java.util.concurrent.CompletableFuture<Counts> f;
     try {
       f = shared.incrementAsync(updates);
     } catch (RuntimeException e) {
@@ -470,8 +471,8 @@ final class TwoLayerStore {
     return f.whenComplete((counts, error) -> completed(pushes, counts, error));
   }
 
-  private void completed(List<Push> pushes, long[] counts, Throwable error) {
-    boolean failed = error != null || counts == null || counts.length < 2 * pushes.size();
+  private void completed(List<Push> pushes, Counts counts, Throwable error) {
+    boolean failed = error != null || counts == null || counts.size() < pushes.size();
     // Sent and not answered: memcached may apply it yet, so it is never sent again (that would
     // count it twice, for the whole fleet); the next push reads the fleet's count back.
     boolean unconfirmed = failed && dev.sluice.spi.StoreTimeoutException.in(error);
@@ -506,10 +507,10 @@ final class TwoLayerStore {
           requeue = !c.queued;
           c.queued = true;
         } else if (current) {
-          c.shared = counts[2 * j];
-          c.previous = Math.max(c.previous, counts[2 * j + 1]);
+          c.shared = counts.current(j);
+          c.previous = Math.max(c.previous, counts.previous(j));
         } else if (previous) {
-          c.previous = Math.max(c.previous, counts[2 * j]);
+          c.previous = Math.max(c.previous, counts.current(j));
         }
         // Queued while its push was in flight (or queued again now): due at its interval.
         dueAt =

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.StoreClock;
@@ -50,7 +51,7 @@ class FleetClockTest {
   /** One instance's view of a shared store: the same counters, its own measurement of the clock. */
   record Instance(CounterStore counters, StoreClock measured) implements CounterStore {
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
+    public Counts increment(List<CounterUpdate> updates) {
       return counters.increment(updates);
     }
 

@@ -4,6 +4,7 @@ import dev.sluice.Background;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.spi.StoreClock;
 import java.io.IOException;
@@ -169,7 +170,7 @@ public final class MemcachedCounterStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
+  public Counts increment(List<CounterUpdate> updates) {
     long deadline = deadline();
     Batch batch = send(updates);
     try {
@@ -190,11 +191,11 @@ public final class MemcachedCounterStore implements CounterStore {
     return System.nanoTime() + (answered ? timeoutNanos : coldTimeoutNanos);
   }
 
-  private long[] answered(long[] counts) {
+  private Counts answered(long[] counts) {
     if (!answered) {
       answered = true;
     }
-    return counts;
+    return Counts.of(counts);
   }
 
   /**
@@ -207,7 +208,7 @@ public final class MemcachedCounterStore implements CounterStore {
    * bucket's compare-and-set) are awaited in that listener thread, under the same deadline.
    */
   @Override
-  public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+  public CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
     long deadline = deadline();
     Batch batch;
     try {
@@ -215,7 +216,7 @@ public final class MemcachedCounterStore implements CounterStore {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<long[]> result = new CompletableFuture<>();
+    CompletableFuture<Counts> result = new CompletableFuture<>();
     AtomicBoolean taken = new AtomicBoolean();
     Runnable finish =
         () -> {
@@ -259,7 +260,7 @@ public final class MemcachedCounterStore implements CounterStore {
         .thenAccept(
             counts -> {
               for (int i = 0; i < n; i++) {
-                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+                batch.counted(i, counts.current(i), counts.previous(i));
               }
             });
   }

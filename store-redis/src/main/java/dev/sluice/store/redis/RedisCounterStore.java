@@ -5,6 +5,7 @@ import dev.sluice.Background;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.spi.StoreClock;
 import io.lettuce.core.RedisURI;
@@ -130,13 +131,13 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
+  public Counts increment(List<CounterUpdate> updates) {
     long deadline = System.nanoTime() + (answered ? timeoutNanos : coldTimeoutNanos);
     Call call = send(updates);
     try {
       long[] out = call.await(deadline);
       answered = true;
-      return out;
+      return Counts.of(out);
     } catch (RuntimeException e) {
       call.failed();
       throw e;
@@ -144,7 +145,7 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   @Override
-  public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+  public CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
     Call call;
     try {
       call = send(updates);
@@ -159,7 +160,7 @@ public final class RedisCounterStore implements CounterStore {
               try {
                 long[] out = call.await(System.nanoTime());
                 answered = true;
-                return out;
+                return Counts.of(out);
               } catch (RuntimeException e) {
                 call.failed();
                 throw e;
@@ -178,7 +179,7 @@ public final class RedisCounterStore implements CounterStore {
         .thenAccept(
             counts -> {
               for (int i = 0; i < n; i++) {
-                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+                batch.counted(i, counts.current(i), counts.previous(i));
               }
             });
   }
