@@ -105,7 +105,7 @@ public final class MemcachedCounterStore implements CounterStore {
             b.evictionQuiet.toMillis());
     this.storeClock =
         b.storeClock
-            ? MemcachedClock.acquire(
+            ? SharedClocks.acquire(
                 b.servers,
                 b.clock,
                 // A probe waits briefly: its steps share the store's scheduler.
@@ -226,7 +226,7 @@ public final class MemcachedCounterStore implements CounterStore {
   public void close() {
     evictions.close();
     if (storeClock != null) {
-      storeClock.release();
+      SharedClocks.release(storeClock);
     }
     counting.health.closing();
     connection.close();
