@@ -54,7 +54,9 @@ public final class MemoryPerKey {
     long period = 60_000;
     long window = System.currentTimeMillis() / period;
     for (String id : ids) {
-      if (store.increment(List.of(new CounterUpdate("per-key", id, period, window, 1)))[0] != 1) {
+      long count =
+          store.increment(List.of(new CounterUpdate("per-key", id, period, window, 1))).current(0);
+      if (count != 1) {
         throw new IllegalStateException("a new client counted more than once: " + id);
       }
     }

@@ -50,7 +50,6 @@ final class AccessLog {
     void request(long epochMillis, String client);
   }
 
-  private static final int MAX_LINE = 1 << 20;
   private static final JsonFactory JSON = new JsonFactory();
 
   private final Format format;
@@ -100,7 +99,7 @@ final class AccessLog {
   OptionalLong firstTime(Path file) throws IOException {
     long[] first = {Long.MIN_VALUE};
     try (InputStream in = decoded(raw(file))) {
-      new Lines(in)
+      new LogLines(in)
           .forEach(
               (b, s, e) -> {
                 if (parse(b, s, e)) {
@@ -122,7 +121,7 @@ final class AccessLog {
   void read(Path file, Sink sink, LongConsumer rawBytes) throws IOException {
     try (InputStream in = decoded(new CountingStream(raw(file), rawBytes))) {
       long[] lineNo = {0};
-      new Lines(in)
+      new LogLines(in)
           .forEach(
               (b, s, e) -> {
                 lineNo[0]++;
@@ -342,105 +341,5 @@ final class AccessLog {
       }
     }
     return -1;
-  }
-
-  /** Splits a stream into lines without decoding it; a line longer than 1 MiB is cut there. */
-  static final class Lines {
-    interface LineHandler {
-      /** Returns false to stop reading. */
-      boolean line(byte[] b, int start, int end);
-    }
-
-    private final InputStream in;
-    private byte[] buf = new byte[1 << 16];
-
-    Lines(InputStream in) {
-      this.in = in;
-    }
-
-    void forEach(LineHandler h) throws IOException {
-      int start = 0;
-      int end = 0;
-      int scan = 0;
-      while (true) {
-        int nl = -1;
-        for (int i = scan; i < end; i++) {
-          if (buf[i] == '\n') {
-            nl = i;
-            break;
-          }
-        }
-        if (nl >= 0) {
-          if (!h.line(buf, start, nl)) {
-            return;
-          }
-          start = nl + 1;
-          scan = start;
-          continue;
-        }
-        if (end - start >= MAX_LINE) {
-          // An overlong line: hand over what fits (it will not parse) and skip the rest of it.
-          if (!h.line(buf, start, end)) {
-            return;
-          }
-          start = end = scan = 0;
-          int c;
-          while ((c = in.read()) != -1 && c != '\n') {
-            // skip
-          }
-          if (c == -1) {
-            return;
-          }
-          continue;
-        }
-        if (start > 0) {
-          System.arraycopy(buf, start, buf, 0, end - start);
-          end -= start;
-          start = 0;
-        }
-        if (end == buf.length) {
-          buf = java.util.Arrays.copyOf(buf, Math.min(buf.length * 2, MAX_LINE + 1));
-        }
-        scan = end;
-        int n = in.read(buf, end, buf.length - end);
-        if (n < 0) {
-          if (end > start) {
-            h.line(buf, start, end);
-          }
-          return;
-        }
-        end += n;
-      }
-    }
-  }
-
-  /** Counts the bytes read through it. */
-  private static final class CountingStream extends java.io.FilterInputStream {
-    private final LongConsumer progress;
-    private long count;
-
-    CountingStream(InputStream in, LongConsumer progress) {
-      super(in);
-      this.progress = progress;
-    }
-
-    @Override
-    public int read() throws IOException {
-      int c = super.read();
-      if (c >= 0) {
-        progress.accept(++count);
-      }
-      return c;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      int n = super.read(b, off, len);
-      if (n > 0) {
-        count += n;
-        progress.accept(count);
-      }
-      return n;
-    }
   }
 }

@@ -197,7 +197,7 @@ final class KnobsCommand implements Runnable {
   private static final dev.sluice.spi.CounterStore NOWHERE =
       new dev.sluice.spi.CounterStore() {
         @Override
-        public long[] increment(List<dev.sluice.spi.CounterUpdate> updates) {
+        public dev.sluice.spi.Counts increment(List<dev.sluice.spi.CounterUpdate> updates) {
           throw new UnsupportedOperationException("compiling only");
         }
 

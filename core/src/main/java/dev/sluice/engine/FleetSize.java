@@ -3,6 +3,7 @@ package dev.sluice.engine;
 import dev.sluice.Sync;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -83,9 +84,9 @@ final class FleetSize implements AutoCloseable {
   void beat(long now) {
     long window = Math.floorDiv(now, BEAT_MILLIS);
     try {
-      long[] counts =
+      Counts counts =
           store.increment(List.of(new CounterUpdate(RULE, IDENTITY, BEAT_MILLIS, window, 1)));
-      long n = Math.max(counts[0], counts[1]);
+      long n = Math.max(counts.current(0), counts.previous(0));
       live = (int) Math.min(MAX_INSTANCES, Math.max(1, n));
     } catch (RuntimeException e) {
       if (failures.tryAcquire(now)) {

@@ -5,6 +5,7 @@ import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
@@ -115,7 +116,7 @@ final class LocalCounters implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
+  public Counts increment(List<CounterUpdate> updates) {
     long now = clock.millis();
     sweepIfDue(now);
     long[] out = new long[2 * updates.size()];
@@ -123,7 +124,7 @@ final class LocalCounters implements CounterStore {
       CounterUpdate u = updates.get(i);
       add(key(u), u.window(), u.delta(), u.floor(), u.ceiling(), now, out, 2 * i);
     }
-    return out;
+    return Counts.of(out);
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.sluice.engine;
 
 import dev.sluice.OnStoreFailure;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -142,7 +143,7 @@ final class LocalFallback {
       return;
     }
     try {
-      java.util.concurrent.CompletableFuture<long[]> unused =
+      java.util.concurrent.CompletableFuture<Counts> unused =
           store
               .incrementAsync(debts.updates())
               .whenComplete(

@@ -4,6 +4,7 @@ import dev.sluice.Sync;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,7 +92,7 @@ final class TwoLayerStore {
   void increment(TwoLayerBatch batch) {
     List<Integer> direct = countLocally(batch);
     if (direct != null) {
-      long[] counts = shared.increment(directUpdates(batch, direct));
+      Counts counts = shared.increment(directUpdates(batch, direct));
       counted(batch, direct, counts);
     }
     startOnce();
@@ -112,7 +113,7 @@ final class TwoLayerStore {
     if (direct == null) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<long[]> f;
+    CompletableFuture<Counts> f;
     try {
       f = shared.incrementAsync(directUpdates(batch, direct));
     } catch (RuntimeException e) {
@@ -159,9 +160,9 @@ final class TwoLayerStore {
     return updates;
   }
 
-  private static void counted(TwoLayerBatch batch, List<Integer> direct, long[] counts) {
+  private static void counted(TwoLayerBatch batch, List<Integer> direct, Counts counts) {
     for (int j = 0; j < direct.size(); j++) {
-      batch.counted(direct.get(j), counts[2 * j], counts[2 * j + 1]);
+      batch.counted(direct.get(j), counts.current(j), counts.previous(j));
     }
   }
 

@@ -3,6 +3,7 @@ package dev.sluice.engine;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -193,7 +194,7 @@ final class TwoLayerSync {
       return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
     syncCalls.incrementAndGet();
-    java.util.concurrent.CompletableFuture<long[]> f;
+    java.util.concurrent.CompletableFuture<Counts> f;
     try {
       f = shared.incrementAsync(updates);
     } catch (RuntimeException e) {
@@ -202,8 +203,8 @@ final class TwoLayerSync {
     return f.whenComplete((counts, error) -> completed(pushes, counts, error));
   }
 
-  private void completed(List<Push> pushes, long[] counts, Throwable error) {
-    boolean failed = error != null || counts == null || counts.length < 2 * pushes.size();
+  private void completed(List<Push> pushes, Counts counts, Throwable error) {
+    boolean failed = error != null || counts == null || counts.size() < pushes.size();
     // Sent and not answered: memcached may apply it yet, so it is never sent again (that would
     // count it twice, for the whole fleet); the next push reads the fleet's count back.
     boolean unconfirmed = failed && dev.sluice.spi.StoreTimeoutException.in(error);
@@ -238,10 +239,10 @@ final class TwoLayerSync {
           requeue = !c.queued;
           c.queued = true;
         } else if (current) {
-          c.shared = counts[2 * j];
-          c.previous = Math.max(c.previous, counts[2 * j + 1]);
+          c.shared = counts.current(j);
+          c.previous = Math.max(c.previous, counts.previous(j));
         } else if (previous) {
-          c.previous = Math.max(c.previous, counts[2 * j]);
+          c.previous = Math.max(c.previous, counts.current(j));
         }
         // Queued while its push was in flight (or queued again now): due at its interval.
         dueAt =

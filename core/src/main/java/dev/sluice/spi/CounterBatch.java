@@ -50,12 +50,11 @@ public interface CounterBatch {
 
   /**
    * 0 (the default) for a window counter. Otherwise counter {@code i} is a running counter that
-   * never lags behind this floor, which rises with time (a token bucket's theoretical arrival time,
-   * in nanoseconds): the store adds the delta to {@code max(stored, floor)}, a counter it does not
-   * hold starting at the floor. A running counter is one value, not a series of windows: its name
-   * is {@code (rule, identity, periodMillis)} whatever the window, {@link #window} only says when
-   * it was last written (the store may forget it once the window after next has begun), and its
-   * previous count is reported as 0.
+   * never lags behind this floor, which the caller raises with time: the store adds the delta to
+   * {@code max(stored, floor)}, a counter it does not hold starting at the floor. A running counter
+   * is one value, not a series of windows: its name is {@code (rule, identity, periodMillis)}
+   * whatever the window, {@link #window} only says when it was last written (the store may forget
+   * it once the window after next has begun), and its previous count is reported as 0.
    *
    * @param i the counter's index
    * @return the floor, or 0 for a window counter
@@ -72,9 +71,8 @@ public interface CounterBatch {
    * reports {@code v}; otherwise it writes nothing (the counter keeps its value, and is not raised
    * to the floor) and reports {@code v} all the same, so the caller sees {@code v > ceiling}:
    * refused, with nothing to give back for that counter. Every counter of a batch is judged on its
-   * own. {@link Long#MAX_VALUE} (the default) adds unconditionally. A token bucket passes {@code
-   * floor + burst × interval}: its arrival time then only ever moves by admitted requests, which is
-   * GCRA exactly.
+   * own. {@link Long#MAX_VALUE} (the default) adds unconditionally. (Core composes its token bucket
+   * from this primitive, once for every store; the store knows only the arithmetic.)
    *
    * @param i the counter's index
    * @return the ceiling, {@link Long#MAX_VALUE} for none
@@ -84,8 +82,8 @@ public interface CounterBatch {
   }
 
   /**
-   * Whether counter {@code i}'s windows are given back after they end: concurrency slots, released
-   * when their requests complete, whatever window they were taken in. The count of such a window
+   * Whether counter {@code i}'s windows are given back after they end: a caller may {@link
+   * CounterStore#decrement} a window it counted in at any later time. The count of such a window
    * can fall after it has ended, so a store reads the previous window with every increment and
    * never answers it from a copy it remembers. False by default.
    *

@@ -4,8 +4,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Where counters live. A store knows counters, not algorithms: it adds to the current window of
- * each counter and reports the count of the window before it.
+ * Where counters live. A store knows counting, not algorithms: windowed counters (it adds to the
+ * current window of each counter and reports the count of the window before it), their expiry, and
+ * two neutral atomic primitives on a running counter: raise to a floor, then add if within a
+ * ceiling ({@link CounterBatch#floor}, {@link CounterBatch#ceiling}); and windows that may be given
+ * back after they end ({@link CounterBatch#released}). Core composes its algorithms (sliding and
+ * fixed windows, token buckets, concurrency limits) from these, once for every store. Shared values
+ * ({@link #sharedValues}) and a clock ({@link #clock}) are optional capabilities.
  *
  * <p>One call carries every counter a decision needs, so a networked store can answer it in one
  * round trip. A store keeps a window at least until the window after next has begun (so the
@@ -18,16 +23,17 @@ public interface CounterStore extends AutoCloseable {
 
   /**
    * Adds each update's delta to its window and returns, for update {@code i}, the new count of that
-   * window at {@code [2i]} and the count of the window before it ({@code window - 1}) at {@code [2i
-   * + 1]}. A window the store never saw, or has forgotten, counts 0. A running counter ({@link
-   * CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added, and written only
-   * if the result is at most its {@link CounterUpdate#ceiling} (the value is reported either way:
-   * {@link CounterBatch#ceiling}); it reports 0 as its previous count.
+   * window ({@link Counts#current}) and the count of the window before it, {@code window - 1}
+   * ({@link Counts#previous}). A window the store never saw, or has forgotten, counts 0. A running
+   * counter ({@link CounterUpdate#floor} &gt; 0) is raised to its floor before the delta is added,
+   * and written only if the result is at most its {@link CounterUpdate#ceiling} (the value is
+   * reported either way: {@link CounterBatch#ceiling}); it reports 0 as its previous count.
    *
    * @param updates the counters one decision needs, each with its delta
-   * @return two counts per update: its window's new count, then the previous window's count
+   * @return one pair of counts per update, by the update's index: its window's new count, and the
+   *     previous window's count
    */
-  long[] increment(List<CounterUpdate> updates);
+  Counts increment(List<CounterUpdate> updates);
 
   /**
    * {@link #increment} for a batch: reports each counter's counts through {@link
@@ -39,17 +45,17 @@ public interface CounterStore extends AutoCloseable {
    */
   default void increment(CounterBatch batch) {
     int n = batch.size();
-    long[] counts = increment(batch.updates());
-    if (counts == null || counts.length < 2 * n) {
+    Counts counts = increment(batch.updates());
+    if (counts == null || counts.size() < n) {
       throw new IllegalStateException(
           "store returned "
-              + (counts == null ? "null" : counts.length + " counts")
+              + (counts == null ? "null" : counts.size() + " counts")
               + " for "
               + n
               + " counters");
     }
     for (int i = 0; i < n; i++) {
-      batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+      batch.counted(i, counts.current(i), counts.previous(i));
     }
   }
 
@@ -59,7 +65,7 @@ public interface CounterStore extends AutoCloseable {
    * @param updates the counters one decision needs, each with its delta
    * @return the counts {@link #increment(List)} returns, or the store's failure
    */
-  default CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+  default CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
     try {
       return CompletableFuture.completedFuture(increment(updates));
     } catch (RuntimeException e) {
@@ -112,8 +118,9 @@ public interface CounterStore extends AutoCloseable {
   }
 
   /**
-   * The store's shared values (knobs, leases), or empty for a store that keeps none. Both bundled
-   * stores keep them: in memory for one process, in memcached for a fleet.
+   * The store's shared values, or empty (the default) for a store that keeps none: an optional
+   * capability, with its own contract test ({@code SharedValuesContract} in core's test-jar). The
+   * bundled stores keep them: in memory for one process, in memcached or Redis for a fleet.
    *
    * @return the store's shared values, if it keeps any
    */

@@ -2,9 +2,9 @@ package dev.sluice.spi;
 
 /**
  * A store's own clock, which every instance of a fleet reads so that they agree on one time: window
- * numbers and token-bucket arrival times are computed from time, and hosts disagree about it. A
- * store that offers one ({@link CounterStore#clock()}) measures its clock against this host's in
- * the background; a limiter on the store then decides on this host's clock plus {@link
+ * numbers and running counters' floors are computed from time, and hosts disagree about it. A store
+ * that offers one ({@link CounterStore#clock()}) measures its clock against this host's in the
+ * background; a limiter on the store then decides on this host's clock plus {@link
  * #offsetMillis()}, unless it was given a clock of its own.
  *
  * <p>Thread-safe; both methods are read on every decision and must not block.

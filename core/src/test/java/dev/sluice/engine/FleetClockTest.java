@@ -11,6 +11,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.TestSettings;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.StoreClock;
@@ -54,7 +55,7 @@ class FleetClockTest {
   /** One instance's view of a shared store: the same counters, its own measurement of the clock. */
   record Instance(CounterStore counters, StoreClock measured) implements CounterStore {
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
+    public Counts increment(List<CounterUpdate> updates) {
       return counters.increment(updates);
     }
 

@@ -1,6 +1,5 @@
 package dev.sluice.spi;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
@@ -18,8 +17,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every {@link CounterStore} must do. A store module extends this class and says how to make
- * its store; the store must start empty for each test.
+ * What every {@link CounterStore} must do: windowed and running counters, expiry, the ceiling, and
+ * refunds. A store module extends this class and says how to make its store; the store must start
+ * empty for each test. A store that keeps shared values also implements {@link
+ * SharedValuesContract}.
  */
 public abstract class CounterStoreContract {
 
@@ -43,6 +44,11 @@ public abstract class CounterStoreContract {
     return 2_000;
   }
 
+  /** {@return the store under test, new and empty for each test} */
+  public CounterStore store() {
+    return store;
+  }
+
   @BeforeEach
   void createTheStore() throws Exception {
     store = createStore();
@@ -57,99 +63,77 @@ public abstract class CounterStoreContract {
     return new CounterUpdate("r", identity, SECOND, window, delta);
   }
 
-  protected long[] inc(CounterUpdate... updates) {
+  protected Counts inc(CounterUpdate... updates) {
     return store.increment(List.of(updates));
   }
 
   @Test
-  void aSharedValueIsWrittenOnlyOverTheVersionItReplaces() {
-    SharedValues v = store.sharedValues().orElseThrow();
-    String name = "contract-" + System.nanoTime();
-    assertEquals(java.util.Optional.empty(), v.get(name));
-    String text = "rule:a limit=2\nthrottle:é rate=0.5\n";
-    org.junit.jupiter.api.Assertions.assertTrue(v.compareAndSet(name, 0, text, Duration.ZERO));
-    org.junit.jupiter.api.Assertions.assertFalse(
-        v.compareAndSet(name, 0, "second add", Duration.ZERO), "only one writer creates it");
-    SharedValues.Versioned first = v.get(name).orElseThrow();
-    assertEquals(text, first.value(), "text with newlines and non-ASCII comes back as written");
-    org.junit.jupiter.api.Assertions.assertTrue(
-        v.compareAndSet(name, first.version(), "next", Duration.ZERO));
-    org.junit.jupiter.api.Assertions.assertFalse(
-        v.compareAndSet(name, first.version(), "lost update", Duration.ZERO),
-        "a writer holding an old version must read again");
-    assertEquals("next", v.get(name).orElseThrow().value());
-  }
-
-  @Test
   void firstIncrementReturnsTheDeltaAndNoPrevious() {
-    assertArrayEquals(new long[] {3, 0}, inc(up("first", W, 3)));
+    assertEquals(Counts.of(3, 0), inc(up("first", W, 3)));
   }
 
   @Test
   void incrementsSum() {
     inc(up("sum", W, 1));
     inc(up("sum", W, 2));
-    assertArrayEquals(new long[] {6, 0}, inc(up("sum", W, 3)));
+    assertEquals(Counts.of(6, 0), inc(up("sum", W, 3)));
   }
 
   @Test
   void countsSaturateInsteadOfWrapping() {
     inc(up("huge", W, Long.MAX_VALUE - 1));
-    assertArrayEquals(new long[] {Long.MAX_VALUE, 0}, inc(up("huge", W, 5)));
-    assertArrayEquals(new long[] {Long.MAX_VALUE, 0}, inc(up("huge", W, Long.MAX_VALUE)));
+    assertEquals(Counts.of(Long.MAX_VALUE, 0), inc(up("huge", W, 5)));
+    assertEquals(Counts.of(Long.MAX_VALUE, 0), inc(up("huge", W, Long.MAX_VALUE)));
   }
 
   @Test
   void rolloverMovesCurrentIntoPrevious() {
     inc(up("roll", W, 5));
-    assertArrayEquals(new long[] {1, 5}, inc(up("roll", W + 1, 1)));
-    assertArrayEquals(new long[] {1, 1}, inc(up("roll", W + 2, 1)));
+    assertEquals(Counts.of(1, 5), inc(up("roll", W + 1, 1)));
+    assertEquals(Counts.of(1, 1), inc(up("roll", W + 2, 1)));
   }
 
   @Test
   void windowsTwoOldAreForgotten() {
     inc(up("gap", W, 5));
-    assertArrayEquals(new long[] {1, 0}, inc(up("gap", W + 2, 1)));
+    assertEquals(Counts.of(1, 0), inc(up("gap", W + 2, 1)));
   }
 
   @Test
   void keysStayApart() {
     inc(new CounterUpdate("r", "a", SECOND, W, 7));
-    assertArrayEquals(
-        new long[] {1, 0}, inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
-    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("q", "a", SECOND, W, 1)), "rule");
-    assertArrayEquals(
-        new long[] {1, 0}, inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
-    assertArrayEquals(
-        new long[] {8, 0}, inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
+    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
+    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("q", "a", SECOND, W, 1)), "rule");
+    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
+    assertEquals(Counts.of(8, 0), inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
   }
 
   @Test
   void separatorsInRuleAndIdentityDoNotMakeKeysMeet() {
     inc(new CounterUpdate("a:b", "c", SECOND, W, 1));
-    assertArrayEquals(new long[] {1, 0}, inc(new CounterUpdate("a", "b:c", SECOND, W, 1)));
+    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("a", "b:c", SECOND, W, 1)));
   }
 
   @Test
   void aBatchAnswersEveryCounterInOrder() {
     inc(up("b1", W - 1, 4), up("b2", W - 1, 9));
-    long[] r = inc(up("b1", W, 1), up("b2", W, 2), up("b3", W, 3));
-    assertArrayEquals(new long[] {1, 4, 2, 9, 3, 0}, r);
+    Counts r = inc(up("b1", W, 1), up("b2", W, 2), up("b3", W, 3));
+    assertEquals(Counts.of(1, 4, 2, 9, 3, 0), r);
   }
 
   @Test
   void theSameCounterTwiceInABatchCountsTwice() {
-    long[] r = inc(up("twice", W, 1), up("twice", W, 1));
-    assertEquals(2, Math.max(r[0], r[2]));
+    Counts r = inc(up("twice", W, 1), up("twice", W, 1));
+    assertEquals(2, Math.max(r.current(0), r.current(1)));
   }
 
   @Test
   void decrementGivesBackAndNeverGoesBelowZero() throws Exception {
     inc(up("refund", W, 3));
     store.decrementAsync(List.of(up("refund", W, 2))).get(5, TimeUnit.SECONDS);
-    assertArrayEquals(new long[] {2, 0}, inc(up("refund", W, 1)));
+    assertEquals(Counts.of(2, 0), inc(up("refund", W, 1)));
     store.decrement(List.of(up("refund", W, 10)));
-    assertArrayEquals(new long[] {1, 0}, inc(up("refund", W, 1)));
+    assertEquals(Counts.of(1, 0), inc(up("refund", W, 1)));
   }
 
   private static CounterUpdate run(String identity, long window, long delta, long floor) {
@@ -158,11 +142,11 @@ public abstract class CounterStoreContract {
 
   @Test
   void aRunningCounterStartsAtItsFloorAndCatchesUpWithIt() {
-    assertArrayEquals(new long[] {1_010, 0}, inc(run("run", W, 10, 1_000)));
-    assertArrayEquals(new long[] {1_020, 0}, inc(run("run", W, 10, 1_000)), "above the floor");
+    assertEquals(Counts.of(1_010, 0), inc(run("run", W, 10, 1_000)));
+    assertEquals(Counts.of(1_020, 0), inc(run("run", W, 10, 1_000)), "above the floor");
     // Behind a floor that rose: raised to it first (a bucket that sat full).
-    assertArrayEquals(new long[] {5_010, 0}, inc(run("run", W, 10, 5_000)));
-    assertArrayEquals(new long[] {5_020, 0}, inc(run("run", W, 10, 4_000)), "kept its lead");
+    assertEquals(Counts.of(5_010, 0), inc(run("run", W, 10, 5_000)));
+    assertEquals(Counts.of(5_020, 0), inc(run("run", W, 10, 4_000)), "kept its lead");
   }
 
   private static CounterUpdate capped(String identity, long delta, long floor, long ceiling) {
@@ -171,9 +155,9 @@ public abstract class CounterStoreContract {
 
   @Test
   void aRunningCounterWithinItsCeilingIsWritten() {
-    assertArrayEquals(new long[] {1_010, 0}, inc(capped("cap", 10, 1_000, 1_010)), "at it");
-    assertArrayEquals(new long[] {1_020, 0}, inc(capped("cap", 10, 1_000, 1_030)));
-    assertArrayEquals(new long[] {1_030, 0}, inc(run("cap", W, 10, 1_000)), "written");
+    assertEquals(Counts.of(1_010, 0), inc(capped("cap", 10, 1_000, 1_010)), "at it");
+    assertEquals(Counts.of(1_020, 0), inc(capped("cap", 10, 1_000, 1_030)));
+    assertEquals(Counts.of(1_030, 0), inc(run("cap", W, 10, 1_000)), "written");
   }
 
   @Test
@@ -181,32 +165,32 @@ public abstract class CounterStoreContract {
     inc(capped("full", 10, 1_000, 1_030));
     inc(capped("full", 10, 1_000, 1_030));
     // 1,020 + 15 > 1,030: reported, not stored.
-    assertArrayEquals(new long[] {1_035, 0}, inc(capped("full", 15, 1_000, 1_030)));
-    assertArrayEquals(new long[] {1_035, 0}, inc(capped("full", 15, 1_000, 1_030)), "again");
-    assertArrayEquals(new long[] {1_030, 0}, inc(capped("full", 10, 1_000, 1_030)), "room left");
-    assertArrayEquals(new long[] {1_040, 0}, inc(run("full", W, 10, 1_000)));
+    assertEquals(Counts.of(1_035, 0), inc(capped("full", 15, 1_000, 1_030)));
+    assertEquals(Counts.of(1_035, 0), inc(capped("full", 15, 1_000, 1_030)), "again");
+    assertEquals(Counts.of(1_030, 0), inc(capped("full", 10, 1_000, 1_030)), "room left");
+    assertEquals(Counts.of(1_040, 0), inc(run("full", W, 10, 1_000)));
   }
 
   @Test
   void aRefusedRaiseDoesNotMoveTheCounterToItsFloor() {
     inc(capped("behind", 10, 1_000, 2_000));
     // Behind a floor of 5,000, but 5,010 is past the ceiling: the counter stays at 1,010.
-    assertArrayEquals(new long[] {5_010, 0}, inc(capped("behind", 10, 5_000, 5_005)));
-    assertArrayEquals(new long[] {1_020, 0}, inc(run("behind", W, 10, 1)));
+    assertEquals(Counts.of(5_010, 0), inc(capped("behind", 10, 5_000, 5_005)));
+    assertEquals(Counts.of(1_020, 0), inc(run("behind", W, 10, 1)));
   }
 
   @Test
   void aCounterTheStoreDoesNotHoldPastItsCeilingIsNotCreated() {
-    assertArrayEquals(new long[] {1_010, 0}, inc(capped("absent", 10, 1_000, 1_005)));
-    assertArrayEquals(new long[] {1_005, 0}, inc(run("absent", W, 5, 1_000)), "still absent");
+    assertEquals(Counts.of(1_010, 0), inc(capped("absent", 10, 1_000, 1_005)));
+    assertEquals(Counts.of(1_005, 0), inc(run("absent", W, 5, 1_000)), "still absent");
   }
 
   @Test
   void eachCounterOfABatchIsJudgedAgainstItsOwnCeiling() {
-    long[] r = inc(capped("a", 10, 1_000, 1_005), capped("b", 10, 1_000, 1_010), up("c", W, 1));
-    assertArrayEquals(new long[] {1_010, 0, 1_010, 0, 1, 0}, r);
-    assertArrayEquals(new long[] {1_001, 0}, inc(run("a", W, 1, 1_000)));
-    assertArrayEquals(new long[] {1_011, 0}, inc(run("b", W, 1, 1_000)));
+    Counts r = inc(capped("a", 10, 1_000, 1_005), capped("b", 10, 1_000, 1_010), up("c", W, 1));
+    assertEquals(Counts.of(1_010, 0, 1_010, 0, 1, 0), r);
+    assertEquals(Counts.of(1_001, 0), inc(run("a", W, 1, 1_000)));
+    assertEquals(Counts.of(1_011, 0), inc(run("b", W, 1, 1_000)));
   }
 
   @Test
@@ -222,7 +206,7 @@ public abstract class CounterStoreContract {
                 () -> {
                   int admitted = 0;
                   for (int i = 0; i < per; i++) {
-                    if (inc(capped("gate", 1, 1_000, 1_100))[0] <= 1_100) {
+                    if (inc(capped("gate", 1, 1_000, 1_100)).current(0) <= 1_100) {
                       admitted++;
                     }
                   }
@@ -234,7 +218,7 @@ public abstract class CounterStoreContract {
         admitted += f.get(120, TimeUnit.SECONDS);
       }
       assertEquals(Math.min(100, threads * per), admitted);
-      assertArrayEquals(new long[] {1_101, 0}, inc(capped("gate", 1, 1_000, 1_100)));
+      assertEquals(Counts.of(1_101, 0), inc(capped("gate", 1, 1_000, 1_100)));
     } finally {
       pool.shutdownNow();
     }
@@ -243,8 +227,8 @@ public abstract class CounterStoreContract {
   @Test
   void aRunningCounterIsOneValueWhateverTheWindow() {
     inc(run("one", W, 10, 1_000));
-    assertArrayEquals(new long[] {1_020, 0}, inc(run("one", W + 1, 10, 1_000)));
-    assertArrayEquals(new long[] {1_030, 0}, inc(run("one", W + 5, 10, 1_000)));
+    assertEquals(Counts.of(1_020, 0), inc(run("one", W + 1, 10, 1_000)));
+    assertEquals(Counts.of(1_030, 0), inc(run("one", W + 5, 10, 1_000)));
   }
 
   @Test
@@ -252,7 +236,7 @@ public abstract class CounterStoreContract {
     inc(run("back", W, 10, 1_000));
     inc(run("back", W, 10, 1_000));
     store.decrement(List.of(run("back", W + 1, 10, 1_000)));
-    assertArrayEquals(new long[] {1_020, 0}, inc(run("back", W + 1, 10, 1_000)));
+    assertEquals(Counts.of(1_020, 0), inc(run("back", W + 1, 10, 1_000)));
   }
 
   @Test
@@ -275,8 +259,7 @@ public abstract class CounterStoreContract {
       for (Future<?> f : done) {
         f.get(120, TimeUnit.SECONDS);
       }
-      assertArrayEquals(
-          new long[] {1_001L + (long) threads * per + 1, 0}, inc(run("race", W, 1, 1_000)));
+      assertEquals(Counts.of(1_001L + (long) threads * per + 1, 0), inc(run("race", W, 1, 1_000)));
     } finally {
       pool.shutdownNow();
     }
@@ -285,8 +268,8 @@ public abstract class CounterStoreContract {
   @Test
   void asyncIncrementAgreesWithSync() throws Exception {
     inc(up("async", W - 1, 2));
-    long[] r = store.incrementAsync(List.of(up("async", W, 5))).get(5, TimeUnit.SECONDS);
-    assertArrayEquals(new long[] {5, 2}, r);
+    Counts r = store.incrementAsync(List.of(up("async", W, 5))).get(5, TimeUnit.SECONDS);
+    assertEquals(Counts.of(5, 2), r);
   }
 
   @Test
@@ -294,7 +277,7 @@ public abstract class CounterStoreContract {
     long period = Duration.ofDays(31).toMillis();
     long w = System.currentTimeMillis() / period;
     inc(new CounterUpdate("month", "m", period, w - 1, 2));
-    assertArrayEquals(new long[] {1, 2}, inc(new CounterUpdate("month", "m", period, w, 1)));
+    assertEquals(Counts.of(1, 2), inc(new CounterUpdate("month", "m", period, w, 1)));
   }
 
   @Test
@@ -314,10 +297,10 @@ public abstract class CounterStoreContract {
             "a".repeat(250),
             "a".repeat(251));
     for (String id : hostile) {
-      assertArrayEquals(new long[] {1, 0}, inc(up(id, W, 1)), () -> "first for " + printable(id));
+      assertEquals(Counts.of(1, 0), inc(up(id, W, 1)), () -> "first for " + printable(id));
     }
     for (String id : hostile) {
-      assertArrayEquals(new long[] {2, 0}, inc(up(id, W, 1)), () -> "second for " + printable(id));
+      assertEquals(Counts.of(2, 0), inc(up(id, W, 1)), () -> "second for " + printable(id));
     }
   }
 
@@ -336,7 +319,7 @@ public abstract class CounterStoreContract {
                   start.await();
                   long[] values = new long[per];
                   for (int i = 0; i < per; i++) {
-                    values[i] = inc(up("contended", W, 1))[0];
+                    values[i] = inc(up("contended", W, 1)).current(0);
                   }
                   return values;
                 }));
@@ -355,7 +338,7 @@ public abstract class CounterStoreContract {
       assertEquals(threads * per, values.cardinality());
       assertEquals(1, values.nextSetBit(0));
       assertEquals(threads * per, values.length() - 1);
-      assertArrayEquals(new long[] {(long) threads * per + 1L, 0}, inc(up("contended", W, 1)));
+      assertEquals(Counts.of((long) threads * per + 1L, 0), inc(up("contended", W, 1)));
     } finally {
       pool.shutdownNow();
     }

@@ -27,7 +27,7 @@ public final class RecordingStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
+  public Counts increment(List<CounterUpdate> updates) {
     synchronized (counted) {
       for (CounterUpdate u : updates) {
         counted.add(u.rule() + ":" + u.identity());

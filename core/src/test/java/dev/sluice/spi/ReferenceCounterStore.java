@@ -79,7 +79,7 @@ public final class ReferenceCounterStore implements CounterStore {
   private volatile RuntimeException late;
 
   @Override
-  public synchronized long[] increment(List<CounterUpdate> updates) {
+  public synchronized Counts increment(List<CounterUpdate> updates) {
     increments.incrementAndGet();
     if (failure != null) {
       throw failure;
@@ -88,7 +88,7 @@ public final class ReferenceCounterStore implements CounterStore {
     if (late != null) {
       throw late;
     }
-    return out;
+    return Counts.of(out);
   }
 
   private long[] apply(List<CounterUpdate> updates) {

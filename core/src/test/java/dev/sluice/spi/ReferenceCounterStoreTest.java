@@ -1,7 +1,7 @@
 package dev.sluice.spi;
 
 /** The reference store meets the contract, so the contract itself is sound. */
-class ReferenceCounterStoreTest extends CounterStoreContract {
+class ReferenceCounterStoreTest extends CounterStoreContract implements SharedValuesContract {
   @Override
   protected CounterStore createStore() {
     return new ReferenceCounterStore();

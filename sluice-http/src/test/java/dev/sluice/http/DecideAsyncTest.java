@@ -12,6 +12,7 @@ import dev.sluice.Slots;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
@@ -56,7 +57,7 @@ class DecideAsyncTest {
     }
 
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
+    public Counts increment(List<CounterUpdate> updates) {
       throw new AssertionError("the asynchronous path never waits on the store");
     }
 

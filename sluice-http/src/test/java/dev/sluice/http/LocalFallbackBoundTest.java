@@ -9,6 +9,7 @@ import dev.sluice.Outcome;
 import dev.sluice.Tier;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.StoreTimeoutException;
@@ -54,7 +55,7 @@ class LocalFallbackBoundTest {
     }
 
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
+    public Counts increment(List<CounterUpdate> updates) {
       return switch (mode) {
         case UP -> shared.increment(updates);
         case CUT -> throw new IllegalStateException("cut off");

@@ -10,6 +10,7 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
@@ -61,8 +62,8 @@ class ReviewedBugsTest {
     }
 
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
-      long[] out = delegate.increment(updates);
+    public Counts increment(List<CounterUpdate> updates) {
+      Counts out = delegate.increment(updates);
       CyclicBarrier b = barrier;
       if (b != null) {
         try {

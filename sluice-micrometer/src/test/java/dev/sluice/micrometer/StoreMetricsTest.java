@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.LinkedHashMap;
@@ -19,8 +20,8 @@ class StoreMetricsTest {
     final Map<String, Long> evictions = new LinkedHashMap<>();
 
     @Override
-    public long[] increment(List<CounterUpdate> updates) {
-      return new long[2 * updates.size()];
+    public Counts increment(List<CounterUpdate> updates) {
+      return Counts.of(new long[2 * updates.size()]);
     }
 
     @Override
@@ -59,8 +60,8 @@ class StoreMetricsTest {
     CounterStore plain =
         new CounterStore() {
           @Override
-          public long[] increment(List<CounterUpdate> updates) {
-            return new long[2 * updates.size()];
+          public Counts increment(List<CounterUpdate> updates) {
+            return Counts.of(new long[2 * updates.size()]);
           }
 
           @Override

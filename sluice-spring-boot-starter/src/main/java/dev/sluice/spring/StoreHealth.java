@@ -5,6 +5,7 @@ import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,7 +93,7 @@ final class StoreHealth {
     long window = limiter.clock().millis() / PROBE_PERIOD_MILLIS;
     CounterUpdate update = new CounterUpdate(PROBE_RULE, "probe", PROBE_PERIOD_MILLIS, window, 1);
     try {
-      long[] unused =
+      Counts unused =
           store
               .incrementAsync(List.of(update))
               .get(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);

@@ -14,7 +14,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import org.testcontainers.containers.GenericContainer;
 
 /**
  * A real memcached for tests, on a free loopback port: the local {@code memcached} binary when it
@@ -26,7 +25,7 @@ public final class MemcachedServer implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(10);
 
-  private Backend backend;
+  private MemcachedBackend backend;
 
   private MemcachedServer() {}
 
@@ -52,7 +51,7 @@ public final class MemcachedServer implements AutoCloseable {
       return server;
     }
     if (DOCKER.get()) {
-      server.backend = new Container(megabytes, extraArgs);
+      server.backend = new MemcachedContainer(megabytes, extraArgs);
       return server;
     }
     if (MISSING_REPORTED.compareAndSet(false, true)) {
@@ -242,17 +241,7 @@ public final class MemcachedServer implements AutoCloseable {
     return Servers.findBinary(BINARY_PROPERTY, "memcached");
   }
 
-  private interface Backend {
-    int port();
-
-    void start();
-
-    void kill();
-
-    void signal(String signal);
-  }
-
-  private static final class LocalProcess implements Backend {
+  private static final class LocalProcess implements MemcachedBackend {
     private final String binary;
     private final int port;
     private final int megabytes;
@@ -360,48 +349,6 @@ public final class MemcachedServer implements AutoCloseable {
         return rest.charAt(0) == 'T';
       } catch (IOException | RuntimeException e) {
         return null;
-      }
-    }
-  }
-
-  private static final class Container implements Backend {
-    private final GenericContainer<?> container;
-
-    @SuppressWarnings("resource")
-    Container(int megabytes, List<String> extraArgs) {
-      List<String> command = new ArrayList<>(List.of("memcached", "-m", String.valueOf(megabytes)));
-      command.addAll(extraArgs);
-      container =
-          new GenericContainer<>("memcached:1.6-alpine")
-              .withCommand(command.toArray(String[]::new))
-              .withExposedPorts(11211);
-      container.start();
-    }
-
-    @Override
-    public int port() {
-      return container.getMappedPort(11211);
-    }
-
-    @Override
-    public void start() {
-      container.getDockerClient().startContainerCmd(container.getContainerId()).exec();
-    }
-
-    @Override
-    public void kill() {
-      if (container.isRunning()) {
-        container.getDockerClient().killContainerCmd(container.getContainerId()).exec();
-      }
-    }
-
-    @Override
-    public void signal(String signal) {
-      var docker = container.getDockerClient();
-      if (signal.equals("STOP")) {
-        docker.pauseContainerCmd(container.getContainerId()).exec();
-      } else {
-        docker.unpauseContainerCmd(container.getContainerId()).exec();
       }
     }
   }

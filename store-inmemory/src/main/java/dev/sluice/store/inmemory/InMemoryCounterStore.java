@@ -4,6 +4,7 @@ import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.SharedValues;
 import java.time.InstantSource;
 import java.util.List;
@@ -88,7 +89,7 @@ public final class InMemoryCounterStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
+  public Counts increment(List<CounterUpdate> updates) {
     long[] out = new long[2 * updates.size()];
     increment(
         new CounterBatch() {
@@ -138,7 +139,7 @@ public final class InMemoryCounterStore implements CounterStore {
             out[2 * i + 1] = previous;
           }
         });
-    return out;
+    return Counts.of(out);
   }
 
   @Override

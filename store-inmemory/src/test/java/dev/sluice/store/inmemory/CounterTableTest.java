@@ -27,7 +27,7 @@ class CounterTableTest {
   private final FakeClock clock = new FakeClock(T0);
 
   private static long add(InMemoryCounterStore s, String identity, long period, long window) {
-    return s.increment(List.of(new CounterUpdate("r", identity, period, window, 1)))[0];
+    return s.increment(List.of(new CounterUpdate("r", identity, period, window, 1))).current(0);
   }
 
   /** What one of {@link #race}'s threads does, given its number. */

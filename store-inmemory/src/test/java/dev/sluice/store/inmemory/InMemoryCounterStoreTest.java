@@ -1,6 +1,5 @@
 package dev.sluice.store.inmemory;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,12 +9,14 @@ import dev.sluice.RateLimiter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.SharedValuesContract;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-class InMemoryCounterStoreTest extends CounterStoreContract {
+class InMemoryCounterStoreTest extends CounterStoreContract implements SharedValuesContract {
 
   private final FakeClock clock = new FakeClock(W * SECOND);
 
@@ -42,13 +43,13 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     s.decrement(List.of(new CounterUpdate("r", "huge", SECOND, W, 5)));
     assertEquals(
         Long.MAX_VALUE,
-        s.increment(List.of(new CounterUpdate("r", "huge", SECOND, W, 1)))[0],
+        s.increment(List.of(new CounterUpdate("r", "huge", SECOND, W, 1))).current(0),
         "still pinned");
     s.increment(List.of(new CounterUpdate("b", "huge", SECOND, W, 5, Long.MAX_VALUE - 1)));
     s.decrement(List.of(new CounterUpdate("b", "huge", SECOND, W, 5, Long.MAX_VALUE - 1)));
     assertEquals(
         Long.MAX_VALUE,
-        s.increment(List.of(new CounterUpdate("b", "huge", SECOND, W, 1, 1)))[0],
+        s.increment(List.of(new CounterUpdate("b", "huge", SECOND, W, 1, 1))).current(0),
         "a running counter too");
   }
 
@@ -138,7 +139,7 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
   }
 
   private static long addByName(InMemoryCounterStore s, long window) {
-    return s.increment(List.of(new CounterUpdate("r", "k", SECOND, window, 1)))[0];
+    return s.increment(List.of(new CounterUpdate("r", "k", SECOND, window, 1))).current(0);
   }
 
   @Test
@@ -191,8 +192,8 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
     InMemoryCounterStore s = InMemoryCounterStore.builder().clock(clock).build();
     s.increment(List.of(new CounterUpdate("r", "k", SECOND, W, 4)));
     clock.advance(Duration.ofMillis(1_999));
-    assertArrayEquals(
-        new long[] {1, 4}, s.increment(List.of(new CounterUpdate("r", "k", SECOND, W + 1, 1))));
+    assertEquals(
+        Counts.of(1, 4), s.increment(List.of(new CounterUpdate("r", "k", SECOND, W + 1, 1))));
   }
 
   @Test
@@ -222,9 +223,9 @@ class InMemoryCounterStoreTest extends CounterStoreContract {
             s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + (i & 1), 1)));
           }
         });
-    long[] counts = s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + 1, 1)));
-    assertArrayEquals(
-        new long[] {threads * each / 2 + 1, threads * each / 2},
+    Counts counts = s.increment(List.of(new CounterUpdate("r", "hot", SECOND, W + 1, 1)));
+    assertEquals(
+        Counts.of(threads * each / 2 + 1, threads * each / 2),
         counts,
         "every add counted in the window it named");
   }

@@ -1,6 +1,7 @@
 package dev.sluice.store.inmemory;
 
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import java.util.List;
 import org.jetbrains.kotlinx.lincheck.LinChecker;
@@ -36,9 +37,9 @@ public class InMemoryStoreLinearizabilityTest {
       @Param(name = "key") int key,
       @Param(name = "window") int window,
       @Param(name = "delta") int delta) {
-    long[] counts =
+    Counts counts =
         store.increment(List.of(new CounterUpdate("r", "k" + key, PERIOD, window, delta)));
-    return counts[0] + "/" + counts[1];
+    return counts.current(0) + "/" + counts.previous(0);
   }
 
   @Operation
@@ -52,7 +53,8 @@ public class InMemoryStoreLinearizabilityTest {
   @Operation
   public long raise(@Param(name = "window") int floor, @Param(name = "delta") int delta) {
     return store
-        .increment(List.of(new CounterUpdate("r", "tat", PERIOD, 0, delta, 10L * (floor + 1))))[0];
+        .increment(List.of(new CounterUpdate("r", "tat", PERIOD, 0, delta, 10L * (floor + 1))))
+        .current(0);
   }
 
   @Test

@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The keys and futures of one decision's operations on a {@link MemcachedCounterStore}, awaited
- * under one deadline: each window counter's {@code incr}, each running counter's move by
+ * The keys and futures of one decision's operations, sent through its store's {@link Counting} and
+ * awaited under one deadline: each window counter's {@code incr}, each running counter's move by
  * compare-and-set ({@link RunningLines}), the reads of previous windows the cache does not know,
  * and each node's breaker told of its own operations.
  */
@@ -25,7 +25,7 @@ final class Batch {
 
   private static final int CREATION_RACE_RETRIES = 3;
 
-  private final MemcachedCounterStore store;
+  private final Counting counting;
   final List<CounterUpdate> updates;
 
   /** Each counter's key: its current window's, or a running counter's one key. */
@@ -55,8 +55,8 @@ final class Batch {
 
   /** Names the counters, and takes each previous count the cache knows. */
   @SuppressWarnings("unchecked")
-  Batch(MemcachedCounterStore store, List<CounterUpdate> updates) {
-    this.store = store;
+  Batch(Counting counting, List<CounterUpdate> updates) {
+    this.counting = counting;
     int n = updates.size();
     this.updates = updates;
     this.current = new String[n];
@@ -69,15 +69,15 @@ final class Batch {
       CounterUpdate u = updates.get(i);
       if (u.running()) {
         // One value, no previous window to read.
-        current[i] = store.keys.key(u);
+        current[i] = counting.keys.key(u);
         continue;
       }
-      String name = store.keys.name(u);
+      String name = counting.keys.name(u);
       names[i] = name;
       current[i] = name + u.window();
       // Slots given back after their window ended lower its count: read it every time.
       long cached =
-          u.released() ? PreviousCounts.UNKNOWN : store.previous.get(name, u.window() - 1);
+          u.released() ? PreviousCounts.UNKNOWN : counting.previous.get(name, u.window() - 1);
       if (cached != PreviousCounts.UNKNOWN) {
         known[i] = cached;
       } else {
@@ -88,7 +88,7 @@ final class Batch {
 
   /** Takes a permit from each node's breaker, and queues the increments and the reads. */
   void send() {
-    nodes = store.health.acquire(current);
+    nodes = counting.health.acquire(current);
     List<String> unknown = List.of();
     for (String key : previous) {
       if (key != null) {
@@ -105,9 +105,9 @@ final class Batch {
       for (int i = 0; i < incrs.length; i++) {
         CounterUpdate u = updates.get(i);
         if (u.running()) {
-          moves[i] = store.lines.join(current[i], u);
+          moves[i] = counting.lines.join(current[i], u);
         } else {
-          incrs[i] = store.incr(current[i], u);
+          incrs[i] = counting.incr(current[i], u);
         }
       }
       queueReads(unknown, gets);
@@ -116,7 +116,7 @@ final class Batch {
       Replies.cancel(incrs);
       Replies.cancel(moves);
       gets.values().forEach(f -> f.cancel(false));
-      NodeHealth.distinct(nodes).forEach(store.health::failed);
+      NodeHealth.distinct(nodes).forEach(counting.health::failed);
       throw new StoreUnavailableException("memcached operations could not be sent: " + e);
     }
   }
@@ -164,9 +164,9 @@ final class Batch {
     recorded = true;
     for (CircuitBreaker<Object> b : NodeHealth.distinct(nodes)) {
       if (failedNodes.contains(b)) {
-        store.health.failed(b);
+        counting.health.failed(b);
       } else {
-        store.health.succeeded(b);
+        counting.health.succeeded(b);
       }
     }
     if (failure != null) {
@@ -192,16 +192,16 @@ final class Batch {
     CounterUpdate u = updates.get(i);
     for (int retry = 0; v < 0 && !Replies.succeeded(op) && retry < CREATION_RACE_RETRIES; retry++) {
       // Another instance created the key between our miss and our add: count again.
-      op = store.incr(current[i], u);
+      op = counting.incr(current[i], u);
       v = Replies.value(Replies.get(op, deadline));
     }
     if (v < 0 && Replies.succeeded(op)) {
       // Memcached counts are unsigned 64-bit and wrap at 2^64: past 2^63 pin the count at the
       // largest long, so it never wraps back to a small number.
       OperationFuture<Boolean> unused =
-          store
+          counting
               .client()
-              .set(current[i], store.expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
+              .set(current[i], counting.expiry(u.periodMillis()), Long.toString(Long.MAX_VALUE));
       v = Long.MAX_VALUE;
     }
     if (v < 0) {
@@ -220,7 +220,7 @@ final class Batch {
       Long v = read.get(previous[i]);
       out[2 * i + 1] = v == null ? 0 : v;
       if (v != null && !updates.get(i).released()) {
-        store.previous.put(names[i], updates.get(i).window() - 1, v);
+        counting.previous.put(names[i], updates.get(i).window() - 1, v);
       }
     }
   }
@@ -230,7 +230,7 @@ final class Batch {
    * is decided as empty, and asked for again next time.
    */
   private Map<String, Long> read(long deadline) {
-    store.previous.makeRoom(gets.size());
+    counting.previous.makeRoom(gets.size());
     Map<String, Long> read = new HashMap<>(gets.size() * 2);
     for (Map.Entry<String, Future<Object>> g : gets.entrySet()) {
       try {
@@ -252,33 +252,33 @@ final class Batch {
     gets.values().forEach(f -> f.cancel(false));
     if (!recorded) {
       recorded = true;
-      NodeHealth.distinct(nodes).forEach(store.health::failed);
+      NodeHealth.distinct(nodes).forEach(counting.health::failed);
     }
   }
 
   /**
    * Queues the reads of the previous windows: one multiget per node when {@link
-   * MemcachedCounterStore.Builder#bulkGets} is on (the default), else one get per key. Per node,
-   * not one bulk get for all: a bulk get fails whole when one of its nodes is down, and a previous
-   * window may live on another node than its current window.
+   * MemcachedStoreBuilder#bulkGets} is on (the default), else one get per key. Per node, not one
+   * bulk get for all: a bulk get fails whole when one of its nodes is down, and a previous window
+   * may live on another node than its current window.
    */
   private void queueReads(List<String> unknown, Map<String, Future<Object>> gets) {
-    if (!store.bulkGets || unknown.size() < 2) {
+    if (!counting.bulkGets || unknown.size() < 2) {
       for (String k : unknown) {
-        gets.computeIfAbsent(k, store.client()::asyncGet);
+        gets.computeIfAbsent(k, counting.client()::asyncGet);
       }
       return;
     }
     Map<SocketAddress, List<String>> byNode = new HashMap<>(4);
     for (String k : unknown) {
-      byNode.computeIfAbsent(store.nodeOf(k), n -> new ArrayList<>()).add(k);
+      byNode.computeIfAbsent(counting.nodeOf(k), n -> new ArrayList<>()).add(k);
     }
     for (List<String> keysOfNode : byNode.values()) {
       if (keysOfNode.size() == 1) {
-        gets.computeIfAbsent(keysOfNode.get(0), store.client()::asyncGet);
+        gets.computeIfAbsent(keysOfNode.get(0), counting.client()::asyncGet);
         continue;
       }
-      BulkFuture<Map<String, Object>> bulk = store.client().asyncGetBulk(keysOfNode);
+      BulkFuture<Map<String, Object>> bulk = counting.client().asyncGetBulk(keysOfNode);
       for (String k : keysOfNode) {
         gets.put(k, new OneOfBulk(bulk, k));
       }

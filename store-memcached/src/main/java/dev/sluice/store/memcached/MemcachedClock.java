@@ -1,18 +1,11 @@
 package dev.sluice.store.memcached;
 
 import dev.sluice.spi.StoreClock;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -65,9 +58,6 @@ final class MemcachedClock implements StoreClock {
   /** Between measurements, how often the server is asked whether it was started again. */
   static final long CHECK_MILLIS = 1_000;
 
-  /** An offset past this is logged as a warning: the host's clock is not kept. */
-  static final long WARN_MILLIS = 1_000;
-
   /** Between coarse polls: a tick is placed within this. */
   private static final long COARSE_POLL_MILLIS = 10;
 
@@ -90,14 +80,10 @@ final class MemcachedClock implements StoreClock {
   private volatile long offset;
   private volatile long error = -1;
   private volatile long alignedSecond = -1;
-  private volatile boolean warned;
   private final CountDownLatch first = new CountDownLatch(1);
   private final ReentrantLock steps = new ReentrantLock();
   private long startedAt;
-  private boolean unmeasuredWarned;
-
-  /** Without a measured tick for this long after start, a warning says so once. */
-  static final long UNMEASURED_WARN_MILLIS = 60_000;
+  private final ClockWarnings warnings;
 
   /** Whether a tick was measured: the offset is then within milliseconds, not half a second. */
   private volatile boolean ticked;
@@ -107,8 +93,8 @@ final class MemcachedClock implements StoreClock {
   private ScheduledExecutorService scheduler;
 
   // A measurement's state: read and written by its steps only, which run one after another.
-  private Probe probe;
-  private Probe checker;
+  private StatsProbe probe;
+  private StatsProbe checker;
 
   /** The memcached process the offset was measured on ({@code pid:start}); null before. */
   private String measuredOn;
@@ -134,6 +120,7 @@ final class MemcachedClock implements StoreClock {
     this.local = local;
     this.timeoutMillis = timeoutMillis;
     this.align = alignSeconds;
+    this.warnings = new ClockWarnings(server);
   }
 
   @Override
@@ -151,65 +138,20 @@ final class MemcachedClock implements StoreClock {
     return alignedSecond;
   }
 
-  /** One measurement per memcached server, host clock and alignment in this JVM, shared. */
-  private record Key(InetSocketAddress server, InstantSource local, int align) {}
-
-  private static final Map<Key, MemcachedClock> SHARED = new HashMap<>();
-
-  private int users;
-  private Key key;
-
-  /**
-   * The clock of {@code servers}' first server as measured against {@code local}: the one this JVM
-   * measures already (every store of an application on the same servers decides on the same
-   * offset), or a new one started on {@code scheduler}. Waits up to {@code waitMillis} for its
-   * first measurement, so that a store decides on memcached's clock from its first request; a
-   * memcached that does not answer by then leaves the offset at 0 until it does. Give it back with
-   * {@link #release}.
-   */
-  static MemcachedClock acquire(
-      List<InetSocketAddress> servers,
-      InstantSource local,
-      int timeoutMillis,
-      int alignSeconds,
-      ScheduledExecutorService scheduler,
-      long waitMillis) {
-    MemcachedClock c;
-    synchronized (SHARED) {
-      MemcachedClock probe = new MemcachedClock(servers, local, timeoutMillis, alignSeconds);
-      Key k = new Key(probe.server, local, alignSeconds);
-      c = SHARED.get(k);
-      if (c == null) {
-        c = probe;
-        c.key = k;
-        SHARED.put(k, c);
-        c.start(scheduler);
-      }
-      c.users++;
-    }
-    c.awaitFirst(waitMillis);
-    return c;
+  /** The server measured: the first of the servers in {@code host:port} order. */
+  InetSocketAddress server() {
+    return server;
   }
 
-  /** Gives back what {@link #acquire} gave; the last user stops the measuring. */
-  void release() {
-    synchronized (SHARED) {
-      if (--users > 0) {
-        return;
-      }
-      SHARED.remove(key, this);
-    }
-    stop();
-  }
-
-  private void start(ScheduledExecutorService scheduler) {
+  /** Starts measuring on {@code scheduler}: a first step at once. */
+  void start(ScheduledExecutorService scheduler) {
     this.scheduler = scheduler;
     this.startedAt = local.millis();
     schedule(0);
   }
 
   /** Waits up to {@code millis} for the first measured tick. */
-  private void awaitFirst(long millis) {
+  void awaitFirst(long millis) {
     try {
       if (!first.await(millis, TimeUnit.MILLISECONDS)) {
         LOG.debug("memcached's clock at {} not measured within {} ms of start", server, millis);
@@ -277,7 +219,7 @@ final class MemcachedClock implements StoreClock {
           schedule(Math.min(CHECK_MILLIS, nextMeasureAt - local.millis()));
         }
       } else if (probe == null) {
-        probe = Probe.open(server, timeoutMillis);
+        probe = StatsProbe.open(server, timeoutMillis);
         before = local.millis();
         second = probe.time();
         fine = false;
@@ -296,14 +238,8 @@ final class MemcachedClock implements StoreClock {
       closeChecker();
       nextMeasureAt = 0;
       LOG.debug("memcached's clock at {} not measured", server, e);
-      if (!ticked && !unmeasuredWarned && local.millis() - startedAt > UNMEASURED_WARN_MILLIS) {
-        unmeasuredWarned = true;
-        LOG.warn(
-            "memcached's clock at {} has not been measured for a minute ({}): limits are decided"
-                + " on this host's clock, corrected by {} ms, until it is",
-            server,
-            e.toString(),
-            offset);
+      if (!ticked) {
+        warnings.unmeasured(local.millis() - startedAt, e, offset);
       }
       schedule(RETRY_MILLIS);
     }
@@ -353,7 +289,7 @@ final class MemcachedClock implements StoreClock {
    */
   private void check() throws IOException {
     if (checker == null) {
-      checker = Probe.open(server, timeoutMillis);
+      checker = StatsProbe.open(server, timeoutMillis);
     }
     long b = local.millis();
     long now = checker.time();
@@ -416,7 +352,7 @@ final class MemcachedClock implements StoreClock {
     }
   }
 
-  /** Takes a measured offset, logging the first and any past {@link #WARN_MILLIS}. */
+  /** Takes a measured offset; {@link ClockWarnings} logs the first and any far one. */
   private void record(long measured, long err, boolean aligned) {
     boolean firstTick = !ticked;
     measuredOn = probe.process();
@@ -424,28 +360,7 @@ final class MemcachedClock implements StoreClock {
     offset = measured;
     error = err;
     first.countDown();
-    if (Math.abs(measured) > WARN_MILLIS) {
-      if (!warned) {
-        warned = true;
-        LOG.warn(
-            "this host's clock is {} ms {} memcached's ({}, ±{} ms): limits are decided on"
-                + " memcached's clock; keep the host's clock synchronised (NTP)",
-            Math.abs(measured),
-            measured > 0 ? "behind" : "ahead of",
-            server,
-            err);
-      }
-    } else {
-      warned = false;
-      if (firstTick) {
-        LOG.info(
-            "memcached's clock ({}) is {} ms from this host's (±{} ms{}); limits are decided on it",
-            server,
-            measured,
-            err,
-            aligned ? "" : ", provisional");
-      }
-    }
+    warnings.measured(measured, err, aligned, firstTick);
   }
 
   private void closeProbe() {
@@ -459,77 +374,6 @@ final class MemcachedClock implements StoreClock {
     if (checker != null) {
       checker.close();
       checker = null;
-    }
-  }
-
-  /** One connection's {@code stats}: memcached's time in seconds. */
-  private static final class Probe {
-    private static final byte[] STATS = "stats\r\n".getBytes(StandardCharsets.US_ASCII);
-
-    private final Socket socket;
-    private final OutputStream out;
-    private final BufferedReader in;
-    private String process;
-
-    private Probe(Socket socket) throws IOException {
-      this.socket = socket;
-      this.out = socket.getOutputStream();
-      this.in =
-          new BufferedReader(
-              new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
-    }
-
-    static Probe open(InetSocketAddress server, int timeoutMillis) throws IOException {
-      Socket s = new Socket();
-      try {
-        s.setTcpNoDelay(true);
-        s.setSoTimeout(timeoutMillis);
-        s.connect(server, timeoutMillis);
-        return new Probe(s);
-      } catch (IOException | RuntimeException e) {
-        s.close();
-        throw e;
-      }
-    }
-
-    long time() throws IOException {
-      out.write(STATS);
-      out.flush();
-      long time = -1;
-      long uptime = -1;
-      String pid = "";
-      for (String line = in.readLine(); line != null; line = in.readLine()) {
-        if (line.startsWith("STAT time ")) {
-          time = Long.parseLong(line.substring(10).trim());
-        } else if (line.startsWith("STAT uptime ")) {
-          uptime = Long.parseLong(line.substring(12).trim());
-        } else if (line.startsWith("STAT pid ")) {
-          pid = line.substring(9).trim();
-        } else if (line.equals("END")) {
-          if (time < 0) {
-            throw new IOException("memcached's stats have no time");
-          }
-          // time − uptime is the process's start, fixed for its life: with the pid, which process.
-          process = pid + ":" + (uptime < 0 ? "?" : Long.toString(time - uptime));
-          return time;
-        } else if (line.startsWith("ERROR") || line.startsWith("SERVER_ERROR")) {
-          throw new IOException("memcached answered stats with " + line);
-        }
-      }
-      throw new IOException("memcached closed the connection");
-    }
-
-    /** The process that answered the last {@link #time}: its pid and start time. */
-    String process() {
-      return process;
-    }
-
-    void close() {
-      try {
-        socket.close();
-      } catch (IOException e) {
-        // closing anyway
-      }
     }
   }
 

@@ -36,7 +36,7 @@ public final class MemcachedStoreProvider implements CounterStoreProvider {
       throw new IllegalArgumentException(
           "servers: required for the memcached store (host:port,host:port)");
     }
-    MemcachedCounterStore.Builder b = MemcachedCounterStore.builder();
+    MemcachedStoreBuilder b = MemcachedCounterStore.builder();
     try {
       b.servers(servers);
     } catch (RuntimeException e) {

@@ -41,7 +41,7 @@ final class RunningLines {
   /** The most compare-and-sets one round sends before its requests fail. */
   static final int MAX_ROUNDS = 64;
 
-  private final MemcachedCounterStore store;
+  private final Counting counting;
   private final int capacity;
   private final long stuckNanos;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
@@ -57,8 +57,8 @@ final class RunningLines {
   final java.util.concurrent.atomic.LongAdder readsSent =
       new java.util.concurrent.atomic.LongAdder();
 
-  RunningLines(MemcachedCounterStore store, int capacity, long stuckNanos) {
-    this.store = store;
+  RunningLines(Counting counting, int capacity, long stuckNanos) {
+    this.counting = counting;
     this.capacity = capacity;
     this.stuckNanos = stuckNanos;
   }
@@ -214,15 +214,15 @@ final class RunningLines {
         }
         long target = s;
         writesSent.increment();
-        int expiry = store.expiry(periodMillis);
+        int expiry = counting.expiry(periodMillis);
         OperationFuture<?> write =
             present
-                ? store.client().asyncCAS(key, cas, expiry, Long.toString(target))
-                : store.client().add(key, expiry, Long.toString(target));
+                ? counting.client().asyncCAS(key, cas, expiry, Long.toString(target))
+                : counting.client().add(key, expiry, Long.toString(target));
         OperationFuture<CASValue<Object>> reread = null;
         if (contended) {
           readsSent.increment();
-          reread = store.client().asyncGets(key);
+          reread = counting.client().asyncGets(key);
         }
         OperationFuture<CASValue<Object>> behind = reread;
         var unused = write.addListener(f -> written(gen, write, behind, target, results));
@@ -235,7 +235,7 @@ final class RunningLines {
 
     private void read(int gen) {
       readsSent.increment();
-      OperationFuture<CASValue<Object>> gets = store.client().asyncGets(key);
+      OperationFuture<CASValue<Object>> gets = counting.client().asyncGets(key);
       var unused = gets.addListener(f -> read(gen, gets));
     }
 

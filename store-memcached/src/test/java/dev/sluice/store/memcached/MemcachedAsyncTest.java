@@ -1,6 +1,5 @@
 package dev.sluice.store.memcached;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,6 +11,7 @@ import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
 import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
@@ -128,12 +128,12 @@ class MemcachedAsyncTest {
             new CounterUpdate("other", "k", 60_000, w, 1));
     s.increment(List.of(new CounterUpdate("r", "k", 60_000, w - 1, 5)));
     for (int i = 1; i <= 3; i++) {
-      CompletableFuture<long[]> f = onLoop(() -> s.incrementAsync(batch));
-      long[] counts = f.get(5, TimeUnit.SECONDS);
-      assertArrayEquals(new long[] {i, 5, 2L * i, 0, i, 0}, counts, "call " + i);
+      CompletableFuture<Counts> f = onLoop(() -> s.incrementAsync(batch));
+      Counts counts = f.get(5, TimeUnit.SECONDS);
+      assertEquals(Counts.of(i, 5, 2L * i, 0, i, 0), counts, "call " + i);
     }
-    long[] blocking = s.increment(batch);
-    assertArrayEquals(new long[] {4, 5, 8, 0, 4, 0}, blocking);
+    Counts blocking = s.increment(batch);
+    assertEquals(Counts.of(4, 5, 8, 0, 4, 0), blocking);
   }
 
   @Test
@@ -183,7 +183,7 @@ class MemcachedAsyncTest {
     server.stall();
     try {
       long t0 = System.nanoTime();
-      CompletableFuture<long[]> f = onLoop(() -> s.incrementAsync(batch));
+      CompletableFuture<Counts> f = onLoop(() -> s.incrementAsync(batch));
       assertFalse(f.isDone(), "the caller got the future back before any answer");
       CompletionException e = assertThrows(CompletionException.class, f::join);
       long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -2,6 +2,7 @@ package dev.sluice.store.memcached;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
+import dev.sluice.spi.SharedValuesContract;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
 import java.time.Duration;
@@ -10,7 +11,8 @@ import org.junit.jupiter.api.BeforeAll;
 
 /** Core's store contract against a real memcached. */
 @Memcached
-class MemcachedCounterStoreContractTest extends CounterStoreContract {
+class MemcachedCounterStoreContractTest extends CounterStoreContract
+    implements SharedValuesContract {
 
   private static MemcachedServer server;
   private static final AtomicInteger STORES = new AtomicInteger();

@@ -1,6 +1,5 @@
 package dev.sluice.store.memcached;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -11,6 +10,7 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreStatus;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
@@ -106,15 +106,15 @@ class MemcachedCounterStoreTest {
       s.increment(List.of(new CounterUpdate("r", "moving", 1000, w, 1)));
     }
     for (int i = 0; i < 4; i++) {
-      long[] next = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 1, 1)));
-      assertArrayEquals(new long[] {i + 1, 3}, next, "window w+1 sees w's count");
+      Counts next = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 1, 1)));
+      assertEquals(Counts.of(i + 1, 3), next, "window w+1 sees w's count");
     }
     Map<String, String> before = server.stats();
-    long[] later = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
-    assertArrayEquals(new long[] {1, 4}, later, "window w+2 sees w+1's count, not w's");
+    Counts later = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
+    assertEquals(Counts.of(1, 4), later, "window w+2 sees w+1's count, not w's");
     assertEquals(1, delta(before, server.stats(), "cmd_get"), "w+1 read once");
-    long[] again = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
-    assertArrayEquals(new long[] {2, 4}, again);
+    Counts again = s.increment(List.of(new CounterUpdate("r", "moving", 1000, w + 2, 1)));
+    assertEquals(Counts.of(2, 4), again);
   }
 
   private RateLimiter threeTiers(MemcachedCounterStore s) {
@@ -142,8 +142,8 @@ class MemcachedCounterStoreTest {
             .build()) {
       long w = clock.millis() / 1000;
       a.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 2)));
-      assertArrayEquals(
-          new long[] {3, 0}, b.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 1))));
+      assertEquals(
+          Counts.of(3, 0), b.increment(List.of(new CounterUpdate("r", "shared", 1000, w, 1))));
     }
   }
 
@@ -163,8 +163,7 @@ class MemcachedCounterStoreTest {
     assertTrue(s.expiry(period) > 1_700_000_000, "sent as a Unix time: " + s.expiry(period));
     CounterUpdate u = new CounterUpdate("r", "month", period, clock.millis() / period, 1);
     s.increment(List.of(u));
-    assertArrayEquals(
-        new long[] {2, 0}, s.increment(List.of(u)), "the counter survived its creation");
+    assertEquals(Counts.of(2, 0), s.increment(List.of(u)), "the counter survived its creation");
     long ttl = ttlOf(s.keyOf(u));
     // The absolute expiry is counted from the store's clock, which this test sets behind real time.
     long behind = System.currentTimeMillis() / 1000 - clock.millis() / 1000;
@@ -341,7 +340,7 @@ class MemcachedCounterStoreTest {
             store.breakerOpen(store.keyOf(onHealthy)), "the healthy node's breaker stayed closed");
         // Three batches reached both nodes; once the stalled node's breaker opened, batches were
         // refused before anything was sent, and the healthy node still counts on its own.
-        assertEquals(4, store.increment(List.of(onHealthy))[0]);
+        assertEquals(4, store.increment(List.of(onHealthy)).current(0));
       } finally {
         sick.resume();
       }
@@ -352,7 +351,7 @@ class MemcachedCounterStoreTest {
   void operationsThatCannotBeSentAreRecordedAsFailures() {
     MemcachedCounterStore s = store(Duration.ofSeconds(2));
     CounterUpdate u = new CounterUpdate("r", "unsent", 60_000, clock.millis() / 60_000, 1);
-    assertEquals(1, s.increment(List.of(u))[0]);
+    assertEquals(1, s.increment(List.of(u)).current(0));
     s.client().shutdown();
     for (int i = 0; i < 3; i++) {
       assertThrows(StoreUnavailableException.class, () -> s.increment(List.of(u)));

@@ -4,6 +4,7 @@ import dev.sluice.Background;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.spi.StoreClock;
 import io.lettuce.core.RedisURI;
@@ -119,13 +120,13 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   @Override
-  public long[] increment(List<CounterUpdate> updates) {
-    return counting.increment(updates);
+  public Counts increment(List<CounterUpdate> updates) {
+    return Counts.of(counting.increment(updates));
   }
 
   @Override
-  public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
-    return counting.incrementAsync(updates);
+  public CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
+    return counting.incrementAsync(updates).thenApply(Counts::of);
   }
 
   /**
@@ -139,7 +140,7 @@ public final class RedisCounterStore implements CounterStore {
         .thenAccept(
             counts -> {
               for (int i = 0; i < n; i++) {
-                batch.counted(i, counts[2 * i], counts[2 * i + 1]);
+                batch.counted(i, counts.current(i), counts.previous(i));
               }
             });
   }

@@ -1,9 +1,9 @@
 package dev.sluice.store.redis;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.testkit.RedisCluster;
 import dev.sluice.testkit.RedisServer;
 import java.util.ArrayList;
@@ -34,9 +34,9 @@ class RedisColdStartTest {
       for (int instance = 1; instance <= 3; instance++) {
         try (RedisCounterStore store =
             RedisCounterStore.builder().cluster(cluster.seeds()).build()) {
-          long[] counts = store.increment(tenClients("per-key"));
+          Counts counts = store.increment(tenClients("per-key"));
           for (int i = 0; i < 10; i++) {
-            assertEquals(instance, counts[2 * i], "instance " + instance + ", client " + i);
+            assertEquals(instance, counts.current(i), "instance " + instance + ", client " + i);
           }
         }
       }
@@ -48,8 +48,8 @@ class RedisColdStartTest {
     try (RedisServer server = RedisServer.start()) {
       for (int instance = 1; instance <= 3; instance++) {
         try (RedisCounterStore store = RedisCounterStore.builder().uri(server.uri()).build()) {
-          assertArrayEquals(
-              new long[] {instance, 0},
+          assertEquals(
+              Counts.of(instance, 0),
               store.increment(List.of(new CounterUpdate("r", "k", 60_000, W / 60, 1))));
         }
       }

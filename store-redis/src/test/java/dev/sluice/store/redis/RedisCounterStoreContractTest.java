@@ -2,6 +2,7 @@ package dev.sluice.store.redis;
 
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreContract;
+import dev.sluice.spi.SharedValuesContract;
 import dev.sluice.testkit.Redis;
 import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 
 /** Core's store contract against a real redis-server. */
 @Redis
-class RedisCounterStoreContractTest extends CounterStoreContract {
+class RedisCounterStoreContractTest extends CounterStoreContract implements SharedValuesContract {
 
   private static RedisServer server;
   private static final AtomicInteger STORES = new AtomicInteger();

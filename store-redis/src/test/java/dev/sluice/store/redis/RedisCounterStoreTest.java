@@ -1,6 +1,5 @@
 package dev.sluice.store.redis;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreClock;
 import dev.sluice.spi.StoreTimeoutException;
 import dev.sluice.testkit.Redis;
@@ -87,17 +87,17 @@ class RedisCounterStoreTest {
     // Floors are nanoseconds since the epoch, past 2^53 where Lua's doubles lose units.
     long floor = 1_764_000_000_123_456_789L;
     try (RedisCounterStore store = floorsAsGiven("nanos")) {
-      long[] r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 7, floor)));
-      assertArrayEquals(new long[] {floor + 7, 0}, r);
+      Counts r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 7, floor)));
+      assertEquals(Counts.of(floor + 7, 0), r);
       r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 1, floor)));
-      assertArrayEquals(new long[] {floor + 8, 0}, r);
+      assertEquals(Counts.of(floor + 8, 0), r);
       r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 999_999_999, floor + 3)));
-      assertArrayEquals(new long[] {floor + 8 + 999_999_999, 0}, r, "a carry across the halves");
+      assertEquals(Counts.of(floor + 8 + 999_999_999, 0), r, "a carry across the halves");
       store
           .decrementAsync(List.of(new CounterUpdate("b", "k", 1_000, W, 5, floor)))
           .get(5, TimeUnit.SECONDS);
       r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 1, floor)));
-      assertArrayEquals(new long[] {floor + 1_000_000_003, 0}, r, "refunded");
+      assertEquals(Counts.of(floor + 1_000_000_003, 0), r, "refunded");
     }
   }
 
@@ -105,8 +105,8 @@ class RedisCounterStoreTest {
   void aRunningCounterSaturatesAtTheLargestLong() {
     try (RedisCounterStore store = floorsAsGiven("satrun")) {
       long floor = Long.MAX_VALUE - 3;
-      long[] r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 10, floor)));
-      assertArrayEquals(new long[] {Long.MAX_VALUE, 0}, r);
+      Counts r = store.increment(List.of(new CounterUpdate("b", "k", 1_000, W, 10, floor)));
+      assertEquals(Counts.of(Long.MAX_VALUE, 0), r);
     }
   }
 
@@ -115,8 +115,8 @@ class RedisCounterStoreTest {
     try (RedisCounterStore store = store("flush")) {
       store.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1)));
       assertEquals("OK", server.cli("SCRIPT", "FLUSH"));
-      long[] r = store.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1)));
-      assertArrayEquals(new long[] {2, 0}, r);
+      Counts r = store.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1)));
+      assertEquals(Counts.of(2, 0), r);
     }
   }
 
@@ -176,8 +176,7 @@ class RedisCounterStoreTest {
             "redis",
             Map.of("uri", server.address(), "prefix", "provided", "operationTimeout", "1s"),
             getClass().getClassLoader())) {
-      assertArrayEquals(
-          new long[] {1, 0}, s.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1))));
+      assertEquals(Counts.of(1, 0), s.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1))));
     }
     IllegalArgumentException e =
         assertThrows(
@@ -197,8 +196,8 @@ class RedisCounterStoreTest {
               .credentials("sluice", "s3cret")
               .operationTimeout(Duration.ofSeconds(2))
               .build()) {
-        assertArrayEquals(
-            new long[] {1, 0}, store.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1))));
+        assertEquals(
+            Counts.of(1, 0), store.increment(List.of(new CounterUpdate("r", "k", 1_000, W, 1))));
       }
       try (RedisCounterStore store =
           RedisCounterStore.builder()

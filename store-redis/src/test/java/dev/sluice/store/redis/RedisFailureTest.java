@@ -1,10 +1,11 @@
 package dev.sluice.store.redis;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
 import java.util.List;
@@ -63,7 +64,7 @@ class RedisFailureTest {
       System.out.println("counted again " + ms + " ms after redis-server accepted connections");
       assertTrue(ms < 200, "counted again after " + ms + " ms");
       // An empty server after the restart: the count starts again.
-      assertArrayEquals(new long[] {2, 0}, store.increment(one()));
+      assertEquals(Counts.of(2, 0), store.increment(one()));
     }
   }
 

@@ -1,6 +1,5 @@
 package dev.sluice.store.redis;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.testkit.RedisServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -105,8 +105,8 @@ class RedisProductionSettingsTest {
               "redis",
               Map.of("uri", uri, "trustedCertificates", ca.toString(), "operationTimeout", "2s"),
               getClass().getClassLoader())) {
-        assertArrayEquals(new long[] {1, 0}, store.increment(ONE));
-        assertArrayEquals(new long[] {2, 0}, store.increment(ONE));
+        assertEquals(Counts.of(1, 0), store.increment(ONE));
+        assertEquals(Counts.of(2, 0), store.increment(ONE));
       }
       // The count went over TLS to this server.
       assertTrue(server.cli("KEYS", "sluice:*").contains("sluice:"), server.cli("KEYS", "*"));
@@ -130,7 +130,7 @@ class RedisProductionSettingsTest {
                 "redis",
                 Map.of("uri", server.address(), "password", "s3cret", "operationTimeout", "2s"),
                 getClass().getClassLoader())) {
-      assertArrayEquals(new long[] {1, 0}, store.increment(ONE));
+      assertEquals(Counts.of(1, 0), store.increment(ONE));
     }
   }
 
@@ -171,8 +171,8 @@ class RedisProductionSettingsTest {
               .prefix("app")
               .operationTimeout(Duration.ofSeconds(2))
               .build()) {
-        assertArrayEquals(new long[] {1, 0}, store.increment(ONE));
-        assertArrayEquals(new long[] {2, 0}, store.increment(ONE));
+        assertEquals(Counts.of(1, 0), store.increment(ONE));
+        assertEquals(Counts.of(2, 0), store.increment(ONE));
         store.decrement(ONE);
         assertTrue(store.clock().orElseThrow().errorMillis() >= 0, "TIME through a script");
         var values = store.sharedValues().orElseThrow();
@@ -210,7 +210,7 @@ class RedisProductionSettingsTest {
                 .build()) {
       a.increment(ONE);
       a.increment(ONE);
-      assertArrayEquals(new long[] {1, 0}, b.increment(ONE));
+      assertEquals(Counts.of(1, 0), b.increment(ONE));
       String keys = server.cli("KEYS", "*");
       assertTrue(keys.lines().allMatch(k -> k.startsWith("a:") || k.startsWith("b:")), keys);
       assertFalse(keys.contains("sluice:"), keys);

@@ -43,7 +43,7 @@ class RedisServerTimeTest {
       long floor = (clock.millis() - EPOCH_MILLIS) * 1_000_000;
       long ceiling = floor + BURST * INTERVAL;
       CounterUpdate u = new CounterUpdate("tb", bucket, 10_000, 0, INTERVAL, floor, false, ceiling);
-      return store.increment(List.of(u))[0] - ceiling;
+      return store.increment(List.of(u)).current(0) - ceiling;
     }
   }
 
