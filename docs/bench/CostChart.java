@@ -9,7 +9,7 @@ import org.knowm.xchart.style.Styler;
 
 /**
  * Draws docs/bench/cost.sh's tables as bars (the rows of every table in the file, a name once):
- * each row's CPU per request, the server's and memcached's stacked. Run as a source file with XChart on the class path:
+ * each row's CPU per request, the server's and the store's stacked. Run as a source file with XChart on the class path:
  *
  * <pre>
  * java -cp ~/.m2/repository/org/knowm/xchart/xchart/3.8.8/xchart-3.8.8.jar \
@@ -48,7 +48,7 @@ public class CostChart {
     c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
     c.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
     c.addSeries("server process", names, server);
-    c.addSeries("memcached", names, memcached);
+    c.addSeries("store (memcached or redis)", names, memcached);
     String out = args[1].endsWith(".png") ? args[1].substring(0, args[1].length() - 4) : args[1];
     BitmapEncoder.saveBitmap(c, out, BitmapEncoder.BitmapFormat.PNG);
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What Sluice costs a server, in CPU per request: each server's CPU time (utime + stime of its
-# process, from /proc/PID/stat) over a wrk run, divided by the requests it served; and memcached's
-# CPU per request beside it when a row uses it. CPU time is what a user pays, and unlike
+# process, from /proc/PID/stat) over a wrk run, divided by the requests it served; and the store's
+# (memcached's or redis-server's) CPU per request beside it when a row uses one. CPU time is what a user pays, and unlike
 # throughput it measures steadily on a machine whose cores wrk, the server and memcached share.
 # Every limited request is allowed under three counters (two tiers per API key and one per
 # address), 1,000 API keys in turn.
@@ -15,13 +15,16 @@
 #   demo               the demo (Jersey on Grizzly), each row its own JVM and port: Sluice off (no
 #                      rules); in memory; in memory with 1,000 rules (the three counters' two rules
 #                      and 998 that do not match the path); on memcached; two-layer (sync: 200ms)
-#                      on memcached.
+#                      on memcached; on Redis.
 #   grizzly            a bare Jersey server, one JVM, one port per mode: off, Sluice in memory, the
 #                      Bucket4j filter (peer: a bucket per key, the same headers), the header-only
 #                      floor (Sluice's headers with fixed values, nothing counted), off again.
 #   grizzly-memcached  the same server in a second JVM: off, the raw-incr floor (three asyncIncrs,
 #                      the counters' keys, through spymemcached in one round trip, deciding
 #                      nothing), Sluice on memcached, off again.
+#   grizzly-redis      the same server in a third JVM: off, the Redis floor (the store's count.lua
+#                      for the three counters, one EVALSHA through Lettuce, deciding nothing),
+#                      Sluice on Redis, off again.
 #   tomcat             a plain servlet on Tomcat: off, SluiceFilter in memory, the header-only
 #                      floor, off again.
 #
@@ -41,12 +44,12 @@ CONNECTIONS=${CONNECTIONS:-8}
 THREADS=${THREADS:-1}
 PORT=${PORT:-18080}
 MVN=${MVN:-mvn}
-GROUPS_WANTED=${*:-demo grizzly grizzly-memcached tomcat}
+GROUPS_WANTED=${*:-demo grizzly grizzly-memcached grizzly-redis tomcat}
 
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 
-for tool in wrk memcached curl; do
+for tool in wrk memcached redis-server curl; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install -y $tool)" >&2; exit 1; }
 done
 
@@ -99,6 +102,12 @@ memcached -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 256 -t 2 "${MC_USER[@]}" &
 MC_PID=$!
 PIDS+=("$MC_PID")
 MC="127.0.0.1:$MC_PORT"
+REDIS_PORT=$((PORT + 101))
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$WORK" --logfile "$WORK/redis.log" &
+REDIS_PID=$!
+PIDS+=("$REDIS_PID")
+REDIS="127.0.0.1:$REDIS_PORT"
 
 # row name | group | port | command, or "shared" for a port of the group's one server
 rows() {
@@ -111,6 +120,7 @@ rows() {
         echo "demo: in memory, 1,000 rules|demo|$((PORT + 2))|java -jar $DEMO_JAR --port $((PORT + 2)) --rules $RULES_1000"
         echo "demo: memcached|demo|$((PORT + 3))|java -jar $DEMO_JAR --port $((PORT + 3)) --rules $RULES --memcached $MC"
         echo "demo: two-layer (sync: 200ms) on memcached|demo|$((PORT + 4))|java -jar $DEMO_JAR --port $((PORT + 4)) --rules $RULES_TWO_LAYER --memcached $MC"
+        echo "demo: redis|demo|$((PORT + 5))|java -jar $DEMO_JAR --port $((PORT + 5)) --rules $RULES --redis $REDIS"
         ;;
       grizzly)
         echo "Jersey on Grizzly: off|grizzly|$((PORT + 10))|shared"
@@ -125,13 +135,19 @@ rows() {
         echo "Jersey on Grizzly: Sluice on memcached|grizzly-memcached|$((PORT + 32))|shared"
         echo "Jersey on Grizzly (second JVM): off again (resolution)|grizzly-memcached|$((PORT + 33))|shared"
         ;;
+      grizzly-redis)
+        echo "Jersey on Grizzly (third JVM): off|grizzly-redis|$((PORT + 40))|shared"
+        echo "Jersey on Grizzly: Redis floor (count.lua through Lettuce)|grizzly-redis|$((PORT + 41))|shared"
+        echo "Jersey on Grizzly: Sluice on redis|grizzly-redis|$((PORT + 42))|shared"
+        echo "Jersey on Grizzly (third JVM): off again (resolution)|grizzly-redis|$((PORT + 43))|shared"
+        ;;
       tomcat)
         echo "servlet on Tomcat: off|tomcat|$((PORT + 20))|shared"
         echo "servlet on Tomcat: SluiceFilter in memory|tomcat|$((PORT + 21))|shared"
         echo "servlet on Tomcat: header-only floor|tomcat|$((PORT + 22))|shared"
         echo "servlet on Tomcat: off again (resolution)|tomcat|$((PORT + 23))|shared"
         ;;
-      *) echo "unknown group: $g (demo, grizzly, grizzly-memcached, tomcat)" >&2; exit 2 ;;
+      *) echo "unknown group: $g (demo, grizzly, grizzly-memcached, grizzly-redis, tomcat)" >&2; exit 2 ;;
     esac
   done
 }
@@ -141,6 +157,7 @@ shared_server() {
   case $1 in
     grizzly) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 10)) --rules $RULES --modes off,sluice,bucket4j,headers,off" ;;
     grizzly-memcached) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 30)) --rules $RULES --memcached $MC --modes off,floor,sluice-memcached,off" ;;
+    grizzly-redis) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --port $((PORT + 40)) --rules $RULES --redis $REDIS --modes off,floor-redis,sluice-redis,off" ;;
     tomcat) echo "java -cp $BENCH_JAR dev.sluice.bench.WrkServer --container tomcat --port $((PORT + 20)) --rules $RULES --modes off,sluice,headers,off" ;;
   esac
 }
@@ -173,14 +190,14 @@ load() { # port duration [--latency]
   wrk -t"$THREADS" -c"$CONNECTIONS" -d"$2" ${3:-} -s "$ROOT/docs/bench/wrk-keys.lua" "http://127.0.0.1:$1"
 }
 
-# port pid -> "server-µs/request memcached-µs/request requests/s p99-ms non2xx"
+# port pid store-pid -> "server-µs/request store-µs/request requests/s p99-ms non2xx"
 run() {
-  local port=$1 pid=$2 s0 m0 s1 m1 out n bad
+  local port=$1 pid=$2 store=$3 s0 m0 s1 m1 out n bad
   s0=$(cpu_ticks "$pid")
-  m0=$(cpu_ticks "$MC_PID")
+  m0=$(cpu_ticks "$store")
   out=$(load "$port" "$DURATION" --latency)
   s1=$(cpu_ticks "$pid")
-  m1=$(cpu_ticks "$MC_PID")
+  m1=$(cpu_ticks "$store")
   n=$(echo "$out" | awk '/requests in/ {print $1}')
   bad=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
   echo "$(awk -v a="$s0" -v b="$s1" -v n="$n" -v t="$TICK" 'BEGIN { printf "%.2f", (b - a) / t * 1e6 / n }')" \
@@ -190,9 +207,9 @@ run() {
     "${bad:-0}"
 }
 
-measure() { # row's server pid, port
+measure() { # row's server pid, port, store's pid
   load "$2" 2s >/dev/null
-  run "$2" "$1"
+  run "$2" "$1" "$3"
 }
 
 mapfile -t ROWS < <(rows | awk -F'|' -v re="${ONLY:-}" '$1 ~ re')
@@ -232,19 +249,21 @@ for r in $(seq "$ROUNDS"); do
   for i in "${order[@]}"; do
     IFS='|' read -r name group port cmd <<<"${ROWS[$i]}"
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
-    m=$(measure "${ROW_PID[$port]}" "$port")
-    echo "  $m (server µs/request, memcached µs/request, requests/s, p99 ms, non-2xx)" >&2
+    store_pid=$MC_PID
+    [[ $name =~ [Rr]edis ]] && store_pid=$REDIS_PID
+    m=$(measure "${ROW_PID[$port]}" "$port" "$store_pid")
+    echo "  $m (server µs/request, store µs/request, requests/s, p99 ms, non-2xx)" >&2
     echo "$i|$group|$name|$m|$r" >>"$RESULTS"
   done
 done
 
 echo
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)."
-echo "CPU per request in µs: the server process's, memcached's. \"Over off\": the median over the"
+echo "CPU per request in µs: the server process's, the store's (memcached's or redis-server's). \"Over off\": the median over the"
 echo "rounds of the row's CPU per request less its server's Sluice-off rows' (their mean) in the"
 echo "same round; each round's in brackets."
 echo
-echo "| server | CPU µs/request | over off | memcached µs/request | requests/s | p99 | non-2xx |"
+echo "| server | CPU µs/request | over off | store µs/request | requests/s | p99 | non-2xx |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 sort -t'|' -k1,1n -k5,5n "$RESULTS" | awk -F'|' '
   function median(list,   a, i, j, t, n) {
@@ -267,7 +286,7 @@ sort -t'|' -k1,1n -k5,5n "$RESULTS" | awk -F'|' '
     }
     for (k = 1; k <= n; k++) {
       x = order[k]
-      uses = name[x] ~ /memcached/
+      uses = name[x] ~ /memcached|[Rr]edis/
       printf "| %s | %.1f | %+.1f [%s ] | %s | %.0f | %.2f ms | %d |\n", name[x], median(c[x]), median(d[x]), d[x], uses ? sprintf("%.1f", median(mc[x])) : "", median(rps[x]), median(p99[x]), bad[x]
     }
   }'

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.engine.Answer;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -13,14 +14,15 @@ import java.util.List;
  */
 public final class Decision {
 
-  private final Outcome outcome;
+  private final Answer outcome;
   private final Quota binding;
 
   /**
-   * Wraps a copy ({@link Outcome#copy}) of an outcome where a limit applied, which nothing else
-   * holds.
+   * Wraps an answer where a limit applied, which nothing else holds or writes to any more: a copy
+   * ({@link Answer#copy}) of a reused one, or the answer of an outcome made for this decision
+   * alone.
    */
-  Decision(Outcome outcome) {
+  Decision(Answer outcome) {
     this.outcome = outcome;
     this.binding = outcome.binding();
   }
@@ -32,7 +34,7 @@ public final class Decision {
    * @return a new copy of the outcome
    */
   public Outcome outcome() {
-    return outcome.copy();
+    return new Outcome(outcome.copy());
   }
 
   /** {@return whether the request may proceed} */

@@ -1,10 +1,16 @@
 package dev.sluice;
 
+import dev.sluice.algorithm.TierLimit;
+import dev.sluice.engine.Answer;
+import dev.sluice.engine.Api;
+import dev.sluice.engine.CoarseClock;
+import dev.sluice.engine.Engine;
 import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -15,6 +21,10 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param <B> the concrete builder, returned by every setter
  */
 public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
+
+  static {
+    Api.set(new Bridge());
+  }
 
   /** Deny cache entries per policy unless told otherwise. */
   public static final int DEFAULT_DENY_CACHE_SIZE = 10_000;
@@ -49,7 +59,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   }
 
   /**
-   * Where time comes from. By default {@link CoarseClock#shared()}, the system clock read once a
+   * Where time comes from. By default {@code CoarseClock}, the system clock read once a
    * millisecond, corrected by the store's clock where the store offers one (memcached does), so
    * that a fleet whose hosts' clocks disagree still computes one window at a time. A clock given
    * here is read as it is.
@@ -79,9 +89,9 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
    * @throws IllegalArgumentException for a negative or too large size
    */
   public B denyCacheSize(int size) {
-    if (size < 0 || size > DenyCache.MAX_CAPACITY) {
+    if (size < 0 || size > Engine.MAX_DENY_CACHE_SIZE) {
       throw new IllegalArgumentException(
-          "denyCacheSize must be from 0 to " + DenyCache.MAX_CAPACITY + ": " + size);
+          "denyCacheSize must be from 0 to " + Engine.MAX_DENY_CACHE_SIZE + ": " + size);
     }
     this.denyCacheSize = size;
     return self();
@@ -135,15 +145,43 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     return scheduler;
   }
 
-  /** The engine these settings describe. */
-  Evaluator evaluator() {
-    InstantSource time =
-        clockGiven
-            ? clock
-            : store
-                .clock()
-                .<InstantSource>map(c -> new FleetClock(clock, c, listener))
-                .orElse(clock);
-    return new Evaluator(store, time, backgroundSync ? Optional.of(scheduler) : Optional.empty());
+  /** What the engine reads and makes of this package's types. */
+  private static final class Bridge extends Api {
+    @Override
+    protected TierLimit limitOf(Algorithm algorithm, Tier tier, boolean staggered) {
+      return algorithm.limit(tier, staggered);
+    }
+
+    @Override
+    protected Answer answerOf(Outcome out) {
+      return out.answer;
+    }
+
+    @Override
+    protected Decision decisionOf(Answer copy) {
+      return new Decision(copy);
+    }
+
+    @Override
+    protected Slots slotsOf(CounterStore store, List<CounterUpdate> held) {
+      return new Slots(store, held);
+    }
+
+    @Override
+    protected Slots slotsWith(Slots slots, Runnable exit) {
+      return slots.with(exit);
+    }
+
+    @Override
+    protected Engine engineOf(LimiterBuilder<?> b) {
+      return new Engine(
+          b.store,
+          b.clock,
+          b.clockGiven,
+          b.backgroundSync,
+          b.scheduler,
+          b.denyCacheSize,
+          b.listener);
+    }
   }
 }

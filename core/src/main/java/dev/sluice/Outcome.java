@@ -1,7 +1,6 @@
 package dev.sluice;
 
-import java.time.Duration;
-import java.util.ArrayList;
+import dev.sluice.engine.Answer;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,73 +21,17 @@ import java.util.Optional;
  */
 public final class Outcome {
 
-  /** Which quotas the outcome reports. */
-  enum Scope {
-    /** Every counter of the call. */
-    ALL,
-    /** The binding quota alone (a request too large to ever pass). */
-    BINDING,
-    /** None (the store failed, or nothing applied). */
-    NONE
-  }
-
-  // Written by the engine (Verdicts), read through the methods below.
-
-  /** The engine's working state for the decision, which the quotas are read from. */
-  final Call call;
-
-  boolean applied;
-  boolean allowed = true;
-  String policy = "";
-  Tier tier;
-  long used;
-  long remaining;
-  long resetAfterMillis;
-  long retryAfterMillis;
-  boolean bindingShadow;
-  Algorithm algorithm;
-  boolean bindingExceeded;
-  StoreStatus storeStatus = StoreStatus.OK;
-  boolean shadowRejected;
-  boolean cached;
-  Scope scope = Scope.NONE;
-  boolean shed;
-  String priorityClass = "";
-
-  /** The decision's instant, which the quotas' reset times are counted from. */
-  long now;
+  /** The engine's answer this outcome reads. */
+  final Answer answer;
 
   /** An empty outcome, ready for a limiter to write into. */
   public Outcome() {
-    this.call = new Call();
+    this(new Answer());
   }
 
-  /** A copy of {@code o}, with a copy of its call's counters. */
-  private Outcome(Outcome o) {
-    this.call = o.call.copy(o.scope == Scope.ALL);
-    this.applied = o.applied;
-    this.allowed = o.allowed;
-    this.policy = o.policy;
-    this.tier = o.tier;
-    this.used = o.used;
-    this.remaining = o.remaining;
-    this.resetAfterMillis = o.resetAfterMillis;
-    this.retryAfterMillis = o.retryAfterMillis;
-    this.bindingShadow = o.bindingShadow;
-    this.algorithm = o.algorithm;
-    this.bindingExceeded = o.bindingExceeded;
-    this.storeStatus = o.storeStatus;
-    this.shadowRejected = o.shadowRejected;
-    this.cached = o.cached;
-    this.scope = o.scope;
-    this.shed = o.shed;
-    this.priorityClass = o.priorityClass;
-    this.now = o.now;
-  }
-
-  /** A copy that a later decision into this outcome leaves unchanged. */
-  Outcome copy() {
-    return new Outcome(this);
+  /** An outcome that reads {@code answer}. */
+  Outcome(Answer answer) {
+    this.answer = answer;
   }
 
   /**
@@ -97,17 +40,17 @@ public final class Outcome {
    * set.
    */
   public boolean applied() {
-    return applied;
+    return answer.applied();
   }
 
   /** {@return whether the request may proceed} */
   public boolean allowed() {
-    return allowed;
+    return answer.allowed();
   }
 
   /** {@return the id of the binding policy} */
   public String policy() {
-    return policy;
+    return answer.policy();
   }
 
   /**
@@ -116,10 +59,7 @@ public final class Outcome {
    * @throws IllegalStateException if no limit applied
    */
   public Tier tier() {
-    if (!applied) {
-      throw new IllegalStateException("no limit applied");
-    }
-    return tier;
+    return answer.tier();
   }
 
   /**
@@ -129,10 +69,7 @@ public final class Outcome {
    * @throws IllegalStateException if no limit applied
    */
   public Algorithm algorithm() {
-    if (!applied) {
-      throw new IllegalStateException("no limit applied");
-    }
-    return algorithm;
+    return answer.algorithm();
   }
 
   /**
@@ -140,17 +77,17 @@ public final class Outcome {
    * no limit applied.
    */
   public long limit() {
-    return applied ? tier.burst() : 0;
+    return answer.limit();
   }
 
   /** {@return permits counted against the binding tier} */
   public long used() {
-    return used;
+    return answer.used();
   }
 
   /** {@return permits left in the binding tier, never negative} */
   public long remaining() {
-    return remaining;
+    return answer.remaining();
   }
 
   /**
@@ -159,12 +96,12 @@ public final class Outcome {
    * their requests complete, which no clock predicts, so the headers never show it.
    */
   public long resetAfterMillis() {
-    return resetAfterMillis;
+    return answer.resetAfterMillis();
   }
 
   /** Milliseconds the client should wait; 0 when allowed (see {@link Decision#retryAfter}). */
   public long retryAfterMillis() {
-    return retryAfterMillis;
+    return answer.retryAfterMillis();
   }
 
   /**
@@ -172,7 +109,7 @@ public final class Outcome {
    * temporary-reduced-capacity}), not a 429, and the outcome says nothing of a client's quota.
    */
   public boolean shed() {
-    return shed;
+    return answer.shed();
   }
 
   /**
@@ -180,17 +117,17 @@ public final class Outcome {
    * the limiter sheds no load.
    */
   public String priorityClass() {
-    return priorityClass;
+    return answer.priorityClass();
   }
 
   /** {@return whether the binding policy only reports (never rejects)} */
   public boolean bindingShadow() {
-    return bindingShadow;
+    return answer.bindingShadow();
   }
 
   /** {@return whether the store answered, and if not, which way the decision fell} */
   public StoreStatus storeStatus() {
-    return storeStatus;
+    return answer.storeStatus();
   }
 
   /**
@@ -198,19 +135,19 @@ public final class Outcome {
    * {@link StoreStatus#LOCAL}).
    */
   public boolean storeFailed() {
-    return storeStatus != StoreStatus.OK;
+    return answer.storeFailed();
   }
 
   /**
    * {@return whether a shadow policy would have rejected this request (it was not rejected for it)}
    */
   public boolean shadowRejected() {
-    return shadowRejected;
+    return answer.shadowRejected();
   }
 
   /** {@return whether the local deny cache answered, with no store call} */
   public boolean fromDenyCache() {
-    return cached;
+    return answer.fromDenyCache();
   }
 
   /**
@@ -218,21 +155,7 @@ public final class Outcome {
    * tiers whether the store or the deny cache answered. Allocates a new list on each call.
    */
   public List<Quota> quotas() {
-    switch (scope) {
-      case ALL -> {
-        List<Quota> all = new ArrayList<>(call.size());
-        for (int i = 0; i < call.size(); i++) {
-          all.add(quota(call.counter(i)));
-        }
-        return all;
-      }
-      case BINDING -> {
-        return List.of(binding());
-      }
-      default -> {
-        return List.of();
-      }
-    }
+    return answer.quotas();
   }
 
   /**
@@ -242,7 +165,7 @@ public final class Outcome {
    * outcome builds it once.
    */
   public String ietfPolicy() {
-    return scope == Scope.ALL ? call.ietf().policy(call) : ietfFromQuotas(true);
+    return answer.ietfPolicy();
   }
 
   /**
@@ -250,66 +173,16 @@ public final class Outcome {
    * seconds until its count is back to zero; empty when there are none.
    */
   public String ietfState() {
-    return scope == Scope.ALL ? IetfFields.state(call, now) : ietfFromQuotas(false);
-  }
-
-  private String ietfFromQuotas(boolean policyField) {
-    return IetfFields.fromQuotas(quotas(), call.shedders(), algorithm, policyField);
-  }
-
-  /** The binding quota; see {@link Decision#binding}. */
-  Quota binding() {
-    return new Quota(
-        policy,
-        tier,
-        used,
-        remaining,
-        Duration.ofMillis(resetAfterMillis),
-        bindingShadow,
-        bindingExceeded);
+    return answer.ietfState();
   }
 
   /** {@return an immutable {@link Decision}, or empty when no limit applied} */
   public Optional<Decision> toDecision() {
-    return applied ? Optional.of(new Decision(copy())) : Optional.empty();
-  }
-
-  private Quota quota(Call.Counter c) {
-    Policy p = c.entry.policy;
-    Tier t = c.tier();
-    long u = Math.max(0, c.count.used());
-    return new Quota(
-        p.id,
-        t,
-        u,
-        Math.max(0, t.burst() - u),
-        Duration.ofMillis(Math.max(0, c.count.resetAt() - now)),
-        p.shadow,
-        !c.count.passed());
+    return answer.applied() ? Optional.of(new Decision(answer.copy())) : Optional.empty();
   }
 
   @Override
   public String toString() {
-    if (!applied) {
-      return "allowed{no limit applied}";
-    }
-    return (allowed ? "allowed" : "rejected")
-        + "{policy="
-        + policy
-        + ", limit="
-        + limit()
-        + ", used="
-        + used
-        + ", remaining="
-        + remaining
-        + ", resetAfter="
-        + Duration.ofMillis(resetAfterMillis)
-        + ", retryAfter="
-        + Duration.ofMillis(retryAfterMillis)
-        + ", store="
-        + storeStatus
-        + (shadowRejected ? ", shadowRejected" : "")
-        + (cached ? ", cached" : "")
-        + "}";
+    return answer.toString();
   }
 }

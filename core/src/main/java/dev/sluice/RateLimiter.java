@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.engine.Engine;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,7 +52,7 @@ public interface RateLimiter {
   default Decision tryAcquire(String key, long permits) {
     Outcome out = new Outcome();
     tryAcquire(key, permits, out);
-    return new Decision(out.copy());
+    return new Decision(out.answer); // this call's own outcome: its answer needs no copy
   }
 
   /**
@@ -212,8 +213,7 @@ public interface RateLimiter {
      */
     public RateLimiter build() {
       Engine engine = Engine.of(this);
-      return new SingleRateLimiter(
-          engine,
+      return engine.limiter(
           engine
               .policy(id, algorithm, tiers, failClosed, false, staggered)
               .withSync(Optional.ofNullable(sync)));

@@ -19,7 +19,7 @@ class ModuleDescriptorTest {
 
   /** core's own descriptor, wherever its classes are (a directory here, a jar elsewhere). */
   private static ModuleDescriptor descriptor() throws Exception {
-    URL classes = Engine.class.getProtectionDomain().getCodeSource().getLocation();
+    URL classes = Tier.class.getProtectionDomain().getCodeSource().getLocation();
     URL descriptor =
         classes.getPath().endsWith(".jar")
             ? new URL("jar:" + classes + "!/module-info.class")
@@ -35,12 +35,25 @@ class ModuleDescriptorTest {
     ModuleDescriptor d = descriptor();
     assertEquals("dev.sluice.core", d.name());
     Set<String> exported =
-        d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet());
+        d.exports().stream()
+            .filter(e -> !e.isQualified())
+            .map(ModuleDescriptor.Exports::source)
+            .collect(Collectors.toSet());
     assertEquals(
         Set.of("dev.sluice", "dev.sluice.spi"),
         exported,
         "HTTP, control and shedding are modules above");
-    assertTrue(d.exports().stream().noneMatch(ModuleDescriptor.Exports::isQualified));
+    assertEquals(
+        Set.of("dev.sluice.engine"),
+        d.exports().stream()
+            .filter(ModuleDescriptor.Exports::isQualified)
+            .map(ModuleDescriptor.Exports::source)
+            .collect(Collectors.toSet()),
+        "the engine, to the modules above that drive it");
+    assertTrue(
+        d.exports().stream()
+            .filter(ModuleDescriptor.Exports::isQualified)
+            .allMatch(e -> e.targets().equals(Set.of("dev.sluice.http", "dev.sluice.control"))));
     assertTrue(d.uses().contains("dev.sluice.spi.CounterStoreProvider"));
   }
 

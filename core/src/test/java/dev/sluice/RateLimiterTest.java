@@ -167,26 +167,6 @@ class RateLimiterTest {
   }
 
   @Test
-  void theDenyCacheStaysWithinItsBound() {
-    RateLimiter l =
-        RateLimiter.fixedWindow(store)
-            .tier(1, Duration.ofMinutes(1))
-            .clock(clock)
-            .denyCacheSize(100)
-            .build();
-    for (int i = 0; i < 1_000; i++) {
-      l.tryAcquire("k" + i);
-      l.tryAcquire("k" + i);
-    }
-    Policy p = ((SingleRateLimiter) l).policy();
-    assertEquals(100, p.denyCache.size());
-    clock.advance(Duration.ofMinutes(1));
-    l.tryAcquire("new");
-    l.tryAcquire("new");
-    assertEquals(1, p.denyCache.size(), "expired denials are swept when the cache is full");
-  }
-
-  @Test
   void aFailingStoreFailsOpenByDefault() {
     RateLimiter l =
         RateLimiter.slidingWindow(store).tier(1, Duration.ofSeconds(1)).clock(clock).build();

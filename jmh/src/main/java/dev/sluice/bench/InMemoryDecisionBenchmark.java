@@ -1,9 +1,9 @@
 package dev.sluice.bench;
 
-import dev.sluice.CoarseClock;
 import dev.sluice.Decision;
 import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
+import dev.sluice.engine.CoarseClock;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;

@@ -1,6 +1,6 @@
 package dev.sluice.bench;
 
-import dev.sluice.CoarseClock;
+import dev.sluice.engine.CoarseClock;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;

@@ -6,6 +6,7 @@ import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.redis.RedisCounterStore;
 import dev.sluice.yaml.YamlRules;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
@@ -49,16 +50,18 @@ import org.glassfish.jersey.server.ResourceConfig;
  *
  * <pre>
  * java -cp jmh/target/benchmarks.jar dev.sluice.bench.WrkServer --port 18080 --mode MODE
- *     [--container grizzly|tomcat] [--rules FILE] [--memcached host:port]
+ *     [--container grizzly|tomcat] [--rules FILE] [--memcached host:port] [--redis host:port]
  * </pre>
  *
- * Modes: {@code off} (nothing in front), {@code sluice} (the rules file, in memory or on {@code
- * --memcached}), {@code floor} (the three {@code incr}s sent straight through spymemcached in one
- * round trip, nothing decided), {@code bucket4j} (what Bucket4j's documentation leads a JAX-RS user
- * to write: a filter over a bucket per key and one per address, writing the same {@code
- * X-RateLimit} headers), {@code headers} (the filter floor: on Grizzly a JAX-RS filter pair, on
- * Tomcat a servlet filter, writing Sluice's headers with fixed values and counting nothing, the
- * least a limiter that writes them costs). Runs until killed.
+ * Modes: {@code off} (nothing in front), {@code sluice} (the rules file, in memory; {@code
+ * sluice-memcached} on {@code --memcached}, {@code sluice-redis} on {@code --redis}), {@code floor}
+ * (the three {@code incr}s sent straight through spymemcached in one round trip, nothing decided),
+ * {@code floor-redis} (the store's {@code count.lua} called through Lettuce for the same three
+ * counters, one {@code EVALSHA}, nothing decided), {@code bucket4j} (what Bucket4j's documentation
+ * leads a JAX-RS user to write: a filter over a bucket per key and one per address, writing the
+ * same {@code X-RateLimit} headers), {@code headers} (the filter floor: on Grizzly a JAX-RS filter
+ * pair, on Tomcat a servlet filter, writing Sluice's headers with fixed values and counting
+ * nothing, the least a limiter that writes them costs). Runs until killed.
  */
 public final class WrkServer {
 
@@ -96,6 +99,7 @@ public final class WrkServer {
     int port = Integer.parseInt(o.getOrDefault("port", "18080"));
     String container = o.getOrDefault("container", "grizzly");
     String memcached = o.get("memcached");
+    String redis = o.get("redis");
     java.nio.file.Path rules =
         o.containsKey("rules") ? java.nio.file.Path.of(o.get("rules")) : null;
     // Several modes share one JVM, one port each from --port up: they share the JIT's work, so
@@ -104,8 +108,12 @@ public final class WrkServer {
     for (int i = 0; i < modes.length; i++) {
       String mode = modes[i];
       boolean onMemcached = mode.endsWith("-memcached");
-      String base = onMemcached ? mode.substring(0, mode.length() - "-memcached".length()) : mode;
-      String servers = onMemcached || base.equals("floor") ? memcached : null;
+      boolean onRedis = mode.endsWith("-redis");
+      String base = onMemcached || onRedis ? mode.substring(0, mode.lastIndexOf('-')) : mode;
+      String servers =
+          onRedis
+              ? "redis=" + redis
+              : onMemcached || base.equals("floor") ? "memcached=" + memcached : null;
       if (container.equals("tomcat")) {
         tomcat(port + i, base, rules, servers);
       } else {
@@ -116,23 +124,35 @@ public final class WrkServer {
     Thread.currentThread().join();
   }
 
-  private static CounterStore store(String memcached) {
-    return memcached == null
-        ? InMemoryCounterStore.create()
-        : MemcachedCounterStore.builder().servers(memcached).build();
+  /**
+   * In memory when {@code servers} is null, else {@code memcached=host:port} or {@code redis=…}.
+   */
+  private static CounterStore store(String servers) {
+    if (servers == null) {
+      return InMemoryCounterStore.create();
+    }
+    String address = servers.substring(servers.indexOf('=') + 1);
+    return servers.startsWith("redis=")
+        ? RedisCounterStore.builder().uri(address).build()
+        : MemcachedCounterStore.builder().servers(address).build();
   }
 
-  private static void grizzly(int port, String mode, java.nio.file.Path rules, String memcached)
+  private static void grizzly(int port, String mode, java.nio.file.Path rules, String servers)
       throws IOException {
     ResourceConfig app =
         new ResourceConfig(Report.class).property("jersey.config.server.wadl.disableWadl", true);
     switch (mode) {
       case "off" -> {}
-      case "sluice" ->
-          app.register(SluiceFeature.builder(store(memcached)).rulesFile(rules).build());
+      case "sluice" -> app.register(SluiceFeature.builder(store(servers)).rulesFile(rules).build());
       case "floor" -> {
-        Floor.client = BenchMemcached.raw(memcached);
-        app.register(Floor.class);
+        String address = servers.substring(servers.indexOf('=') + 1);
+        if (servers.startsWith("redis=")) {
+          RedisFloor.start(address);
+          app.register(RedisFloor.class);
+        } else {
+          Floor.client = BenchMemcached.raw(address);
+          app.register(Floor.class);
+        }
       }
       case "bucket4j" -> app.register(Bucket4jFilter.class);
       case "headers" -> app.register(HeadersOnly.class);
@@ -146,7 +166,7 @@ public final class WrkServer {
     server.start();
   }
 
-  private static void tomcat(int port, String mode, java.nio.file.Path rules, String memcached)
+  private static void tomcat(int port, String mode, java.nio.file.Path rules, String servers)
       throws Exception {
     Tomcat tomcat = new Tomcat();
     tomcat.setBaseDir(Files.createTempDirectory("wrk-tomcat").toString());
@@ -168,7 +188,7 @@ public final class WrkServer {
     ctx.addServletMappingDecoded("/api/v1/report", "report");
     if (mode.equals("sluice")) {
       RequestLimiter limiter =
-          RequestLimiter.builder(store(memcached)).rules(YamlRules.load(rules)).build();
+          RequestLimiter.builder(store(servers)).rules(YamlRules.load(rules)).build();
       filter(ctx, "sluice", new SluiceFilter(limiter));
     } else if (mode.equals("headers")) {
       // The filter floor, as on Grizzly: Sluice's six headers, fixed, nothing counted.
@@ -231,6 +251,55 @@ public final class WrkServer {
         for (Future<Long> f : incrs) {
           f.get(50, TimeUnit.MILLISECONDS);
         }
+      } catch (Exception e) {
+        // As a limiter failing open: the request goes on.
+      }
+    }
+  }
+
+  /**
+   * The Redis floor: per request the Redis store's own {@code count.lua} for the same three
+   * counters (two tiers of the key, one of the address; each previous window's count known, as the
+   * store sends it once it has read it), one {@code EVALSHA} through Lettuce awaited as the store
+   * awaits it, and nothing else: no key digests, no breakers, no decision.
+   */
+  public static final class RedisFloor implements ContainerRequestFilter {
+    private static volatile io.lettuce.core.api.async.RedisAsyncCommands<String, String> redis;
+    private static volatile String sha;
+    @Inject private Provider<org.glassfish.grizzly.http.server.Request> request;
+
+    static void start(String address) throws IOException {
+      io.lettuce.core.RedisClient client =
+          io.lettuce.core.RedisClient.create(
+              address.contains("://") ? address : "redis://" + address);
+      var connection = client.connect();
+      String body;
+      try (var in = RedisFloor.class.getResourceAsStream("/dev/sluice/store/redis/count.lua")) {
+        body = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      }
+      sha = connection.sync().scriptLoad(body);
+      redis = connection.async();
+    }
+
+    @Override
+    public void filter(ContainerRequestContext ctx) {
+      long now = System.currentTimeMillis();
+      String key = ctx.getHeaderString("X-Api-Key");
+      String ip = request.get().getRemoteAddr();
+      String[] keys = {
+        "f:{" + key + "}:per-key:60000:" + now / 60_000,
+        "f:{" + key + "}:per-key:1000:" + now / 1_000,
+        "f:{" + ip + "}:per-ip:60000:" + now / 60_000
+      };
+      String[] args = {
+        "c", "1", "130000", "0", "9223372036854775807",
+        "c", "1", "12000", "0", "9223372036854775807",
+        "c", "1", "130000", "0", "9223372036854775807"
+      };
+      try {
+        redis
+            .evalsha(sha, io.lettuce.core.ScriptOutputType.MULTI, keys, args)
+            .get(50, TimeUnit.MILLISECONDS);
       } catch (Exception e) {
         // As a limiter failing open: the request goes on.
       }

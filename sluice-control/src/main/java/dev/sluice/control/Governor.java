@@ -1,7 +1,7 @@
 package dev.sluice.control;
 
 import dev.sluice.Background;
-import dev.sluice.LogGate;
+import dev.sluice.engine.LogGate;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;
 import java.time.InstantSource;

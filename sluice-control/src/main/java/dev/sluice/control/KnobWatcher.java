@@ -1,6 +1,6 @@
 package dev.sluice.control;
 
-import dev.sluice.LogGate;
+import dev.sluice.engine.LogGate;
 import dev.sluice.spi.SharedValues;
 import java.time.Duration;
 import java.util.List;

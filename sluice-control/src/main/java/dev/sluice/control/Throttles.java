@@ -1,11 +1,11 @@
 package dev.sluice.control;
 
 import dev.sluice.Algorithm;
-import dev.sluice.Engine;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.Outcome;
-import dev.sluice.Policy;
 import dev.sluice.Tier;
+import dev.sluice.engine.Engine;
+import dev.sluice.engine.Policy;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;
 import java.util.List;

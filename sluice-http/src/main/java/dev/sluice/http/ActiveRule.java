@@ -1,7 +1,7 @@
 package dev.sluice.http;
 
 import dev.sluice.Algorithm;
-import dev.sluice.Policy;
+import dev.sluice.engine.Policy;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,13 +1,13 @@
 package dev.sluice.http;
 
 import dev.sluice.Decision;
-import dev.sluice.Engine;
 import dev.sluice.LimiterBuilder;
 import dev.sluice.Outcome;
 import dev.sluice.Slots;
 import dev.sluice.control.KnobRefresh;
 import dev.sluice.control.KnobWatcher;
 import dev.sluice.control.Knobs;
+import dev.sluice.engine.Engine;
 import dev.sluice.shedding.LoadShedder;
 import dev.sluice.spi.CounterStore;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.sluice.http;
 
-import dev.sluice.Engine;
 import dev.sluice.Outcome;
-import dev.sluice.Policy;
+import dev.sluice.engine.Engine;
+import dev.sluice.engine.Policy;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;

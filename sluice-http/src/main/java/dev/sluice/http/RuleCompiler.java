@@ -1,8 +1,8 @@
 package dev.sluice.http;
 
-import dev.sluice.Engine;
-import dev.sluice.Policy;
 import dev.sluice.control.Knobs;
+import dev.sluice.engine.Engine;
+import dev.sluice.engine.Policy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -20,8 +20,11 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -46,6 +49,7 @@ final class Connection implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RedisCounterStore.class);
 
   private final ClientResources resources;
+  private final HashedWheelTimer timer;
   private final RedisClient client;
   private final RedisClusterClient cluster;
   private final RedisURI standalone;
@@ -74,8 +78,14 @@ final class Connection implements AutoCloseable {
       Runnable reconnected) {
     this.retryMillis = Math.max(10, maxReconnectDelay.toMillis());
     this.describe = (isCluster ? "cluster " : "") + uris;
+    // Lettuce schedules reconnections and command timeouts on this timer; its default ticks every
+    // 100 ms, which alone made a reconnection take up to 100 ms.
+    this.timer =
+        new HashedWheelTimer(
+            new DefaultThreadFactory("sluice-redis-timer", true), 10, TimeUnit.MILLISECONDS);
     this.resources =
         ClientResources.builder()
+            .timer(timer)
             .ioThreadPoolSize(2)
             .computationThreadPoolSize(2)
             .reconnectDelay(
@@ -110,7 +120,7 @@ final class Connection implements AutoCloseable {
                   ClusterTopologyRefreshOptions.builder()
                       .enablePeriodicRefresh(Duration.ofSeconds(10))
                       .enableAllAdaptiveRefreshTriggers()
-                      .adaptiveRefreshTriggersTimeout(Duration.ofMillis(100))
+                      .adaptiveRefreshTriggersTimeout(Duration.ofMillis(50))
                       .build())
               .build());
     } else {
@@ -181,6 +191,7 @@ final class Connection implements AutoCloseable {
                   .refreshPartitionsAsync()
                   .toCompletableFuture()
                   .thenCompose(v -> cluster.connectAsync(StringCodec.UTF8))
+                  .thenCompose(cc -> toEveryMaster(cc).thenApply(v -> cc))
               : client.connectAsync(StringCodec.UTF8, standalone).toCompletableFuture();
     } catch (RuntimeException e) {
       attempt = CompletableFuture.failedFuture(e);
@@ -227,6 +238,24 @@ final class Connection implements AutoCloseable {
         });
   }
 
+  /**
+   * Opens the connection to every master a Cluster's slots route to (Lettuce opens each on a node's
+   * first command otherwise), so a cold store's first decision finds them open; a master that
+   * cannot be reached does not hold the others up, and is connected on its first command.
+   */
+  private static CompletableFuture<Void> toEveryMaster(
+      StatefulRedisClusterConnection<String, String> cc) {
+    List<CompletableFuture<?>> opening = new ArrayList<>();
+    for (RedisClusterNode node : cc.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+        opening.add(
+            cc.getConnectionAsync(node.getUri().getHost(), node.getUri().getPort())
+                .handle((c, e) -> null));
+      }
+    }
+    return CompletableFuture.allOf(opening.toArray(new CompletableFuture<?>[0]));
+  }
+
   private static String rootCause(Throwable e) {
     Throwable t = e;
     while (t.getCause() != null && t.getCause() != t) {
@@ -262,11 +291,14 @@ final class Connection implements AutoCloseable {
     return cluster != null;
   }
 
+  /** The least time between two topology reads on failed calls. */
+  static final long REFRESH_NANOS = 25_000_000L;
+
   private final java.util.concurrent.atomic.AtomicLong lastRefresh =
       new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
 
   /**
-   * A call to a Cluster failed: reads the topology again (at most every 500 ms), so a replica
+   * A call to a Cluster failed: reads the topology again (at most every 25 ms), so a replica
    * promoted in a dead master's place is found without waiting for the periodic refresh.
    */
   void failed() {
@@ -275,7 +307,7 @@ final class Connection implements AutoCloseable {
     }
     long last = lastRefresh.get();
     long now = System.nanoTime();
-    if (now - last > 500_000_000L && lastRefresh.compareAndSet(last, now)) {
+    if (now - last > REFRESH_NANOS && lastRefresh.compareAndSet(last, now)) {
       var unused = cluster.refreshPartitionsAsync();
     }
   }
@@ -314,6 +346,6 @@ final class Connection implements AutoCloseable {
     } else {
       cluster.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
-    var unused = resources.shutdown(0, 1, TimeUnit.SECONDS);
+    resources.shutdown(0, 1, TimeUnit.SECONDS).addListener(f -> timer.stop());
   }
 }

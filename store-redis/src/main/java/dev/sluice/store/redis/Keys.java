@@ -39,17 +39,41 @@ final class Keys {
     return u.running() ? name(u) + "tat" : name(u) + u.window();
   }
 
-  /** The key without its window: {@code {prefix}:{identity}:{rule}:{period}:}. */
+  /**
+   * The key without its window: {@code {prefix}:{identity}:{rule}:{period}:}, from the recent ones
+   * when it is there: a counter comes back decision after decision, and its name (the safety scan
+   * of its parts, an identity's SHA-256 and Base64, the concatenation) is then one lookup.
+   */
   String name(CounterUpdate u) {
-    return prefix
-        + ":{"
-        + part(u.identity())
-        + "}:"
-        + part(u.rule())
-        + ':'
-        + u.periodMillis()
-        + ':';
+    String rule = u.rule();
+    String identity = u.identity();
+    long period = u.periodMillis();
+    int hash = (rule.hashCode() * 31 + identity.hashCode()) * 31 + Long.hashCode(period);
+    int slot = (hash * 0x9E3779B9) >>> (32 - NAME_SLOTS_LOG2);
+    Name n = names[slot];
+    if (n != null && n.period == period && n.identity.equals(identity) && n.rule.equals(rule)) {
+      return n.name;
+    }
+    String name = prefix + ":{" + part(identity) + "}:" + part(rule) + ':' + period + ':';
+    if (identity.length() + rule.length() <= MAX_CACHED) {
+      names[slot] = new Name(rule, identity, period, name);
+    }
+    return name;
   }
+
+  private static final int NAME_SLOTS_LOG2 = 14;
+
+  /**
+   * The longest rule and identity, together, whose name is kept: a client's long header values do
+   * not pin more than a few megabytes.
+   */
+  private static final int MAX_CACHED = 256;
+
+  /** Recent names; a slot is read without a lock and sees a whole entry or an older one. */
+  private final Name[] names = new Name[1 << NAME_SLOTS_LOG2];
+
+  /** A counter's rule, identity and period, and its name; immutable. */
+  private record Name(String rule, String identity, long period, String name) {}
 
   /** The key of a shared value. */
   String value(String name) {

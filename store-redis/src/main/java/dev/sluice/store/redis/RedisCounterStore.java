@@ -1,6 +1,5 @@
 package dev.sluice.store.redis;
 
-import dev.failsafe.CircuitBreaker;
 import dev.sluice.Background;
 import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
@@ -8,21 +7,15 @@ import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.spi.StoreClock;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Counters in Redis, shared by every instance of a fleet: a standalone server, a Sentinel group, or
@@ -34,7 +27,7 @@ import java.util.concurrent.TimeoutException;
  * moves each running counter (a token bucket's arrival time) to {@code max(stored, floor) + delta},
  * all atomically on the server. A previous window has ended by the time anyone asks for it, so its
  * count is read once per instance and remembered for the rest of the current window ({@value
- * #PREVIOUS_CACHE_SIZE} counters at most); slots given back after their window ({@link
+ * Counting#PREVIOUS_CACHE_SIZE} counters at most); slots given back after their window ({@link
  * CounterUpdate#released}) are read every time. On a Cluster every key carries its identity as a
  * hash tag, so one client's counters share a slot; a decision whose counters fall in several slots
  * sends one script per slot, all at once, and waits for them together: one round trip of wall time.
@@ -51,35 +44,27 @@ import java.util.concurrent.TimeoutException;
  * from {@link #increment}, which the limiter turns into failed-open (or failed-closed) decisions.
  *
  * <p>The store's clock is Redis's ({@code TIME}, microseconds), measured against this host's when
- * the store is built and every 30 s ({@link #clock()}); knobs and leases live in Redis too ({@link
- * #sharedValues()}). Thread-safe; {@link #close()} closes the connection and its threads.
+ * the store is built and every 30 s ({@link #clock()}); a token bucket's arrival time is moved in
+ * the script itself, on the {@code TIME} Redis reads there ({@link Builder#storeClock}). Knobs and
+ * leases live in Redis too ({@link #sharedValues()}). Thread-safe; {@link #close()} closes the
+ * connection and its threads.
  */
 public final class RedisCounterStore implements CounterStore {
 
   /** Added to two periods when choosing a window's time to live: room for clock skew. */
   static final long TTL_SLACK_MILLIS = 10_000;
 
-  static final int PREVIOUS_CACHE_SIZE = 100_000;
-
-  /** The count of each counter's last ended window read. */
-  final PreviousCounts previous = new PreviousCounts(PREVIOUS_CACHE_SIZE);
-
   final Keys keys;
   final Connection connection;
-  private final Health health;
-  private final long timeoutNanos;
-  private final long coldTimeoutNanos;
+  final Counting counting;
   private final RedisValues values;
   private final RedisClock clock;
 
-  /** Whether Redis has answered a decision of this store. */
-  private volatile boolean answered;
-
   private RedisCounterStore(Builder b) {
     this.keys = new Keys(b.prefix);
-    this.timeoutNanos = b.operationTimeout.toNanos();
-    this.coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
-    this.health = new Health(b.breakerFailures, b.breakerDelay);
+    long timeoutNanos = b.operationTimeout.toNanos();
+    long coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
+    Health health = new Health(b.breakerFailures, b.breakerDelay);
     List<RedisURI> uris = new ArrayList<>();
     for (String text : b.uris) {
       // Parsed again for each store: a RedisURI is mutable, and the builder may build again.
@@ -106,7 +91,11 @@ public final class RedisCounterStore implements CounterStore {
             b.maxReconnectDelay,
             b.scheduler,
             b.trustedCertificates,
-            this::reconnected);
+            // A lost connection is back: decisions count again at once, not after the breakers'
+            // delay (they opened on the calls refused while it was down).
+            health::reset);
+    this.counting =
+        new Counting(keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos);
     this.values =
         new RedisValues(
             connection,
@@ -131,40 +120,12 @@ public final class RedisCounterStore implements CounterStore {
 
   @Override
   public long[] increment(List<CounterUpdate> updates) {
-    long deadline = System.nanoTime() + (answered ? timeoutNanos : coldTimeoutNanos);
-    Call call = send(updates);
-    try {
-      long[] out = call.await(deadline);
-      answered = true;
-      return out;
-    } catch (RuntimeException e) {
-      call.failed();
-      throw e;
-    }
+    return counting.increment(updates);
   }
 
   @Override
   public CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
-    Call call;
-    try {
-      call = send(updates);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    long wait = answered ? timeoutNanos : coldTimeoutNanos;
-    return CompletableFuture.allOf(call.futures)
-        .orTimeout(wait, TimeUnit.NANOSECONDS)
-        .handle(
-            (ok, error) -> {
-              try {
-                long[] out = call.await(System.nanoTime());
-                answered = true;
-                return out;
-              } catch (RuntimeException e) {
-                call.failed();
-                throw e;
-              }
-            });
+    return counting.incrementAsync(updates);
   }
 
   /**
@@ -190,44 +151,7 @@ public final class RedisCounterStore implements CounterStore {
 
   @Override
   public CompletableFuture<Void> decrementAsync(List<CounterUpdate> updates) {
-    try {
-      Map<Integer, List<CounterUpdate>> bySlot = new HashMap<>();
-      Map<Integer, List<String>> keysBySlot = new HashMap<>();
-      for (CounterUpdate u : updates) {
-        String key = keys.key(u);
-        int slot = connection.slotOf(key);
-        bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(u);
-        keysBySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(key);
-      }
-      List<CompletableFuture<Object>> sent = new ArrayList<>();
-      for (Map.Entry<Integer, List<CounterUpdate>> e : bySlot.entrySet()) {
-        if (!health.breaker(connection.nodeOf(e.getKey())).isClosed()) {
-          continue; // a node that is failing does not get refunds on top
-        }
-        List<CounterUpdate> us = e.getValue();
-        String[] args = new String[us.size()];
-        for (int i = 0; i < args.length; i++) {
-          args[i] = Long.toString(us.get(i).delta());
-        }
-        sent.add(
-            Script.GIVE_BACK.run(
-                connection.commands(),
-                ScriptOutputType.INTEGER,
-                keysBySlot.get(e.getKey()).toArray(new String[0]),
-                args));
-      }
-      return CompletableFuture.allOf(sent.toArray(new CompletableFuture<?>[0]));
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * A lost connection is back: decisions count again at once, not after the breakers' delay (they
-   * opened on the calls refused while it was down).
-   */
-  private void reconnected() {
-    health.reset();
+    return counting.decrementAsync(updates);
   }
 
   /** Knobs and leases, shared by every instance on this Redis (and this prefix). */
@@ -264,195 +188,10 @@ public final class RedisCounterStore implements CounterStore {
     return keys.key(u);
   }
 
-  /**
-   * The most a running counter may reach ({@link CounterUpdate#ceiling}): the script stores {@code
-   * max(stored, floor) + delta} only up to it, and reports the value either way.
-   */
-  static long ceiling(CounterUpdate u) {
-    return u.ceiling();
-  }
-
   /** A window's time to live: two periods plus slack, in milliseconds. */
   static long ttlMillis(long periodMillis) {
     long two = periodMillis > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * periodMillis;
     return two + TTL_SLACK_MILLIS;
-  }
-
-  private Call send(List<CounterUpdate> updates) {
-    Call call = new Call(updates);
-    call.send();
-    return call;
-  }
-
-  /** One decision's scripts: one per hash slot (one in all off a Cluster), awaited together. */
-  private final class Call {
-    private final List<CounterUpdate> updates;
-    private final String[] names;
-    private final long[] known;
-    private final boolean[] read;
-
-    /** The counters of each script, by index into {@code updates}. */
-    private final List<int[]> groups = new ArrayList<>(1);
-
-    private final List<CircuitBreaker<Object>> breakers = new ArrayList<>(1);
-    private final List<String> nodes = new ArrayList<>(1);
-    CompletableFuture<?>[] futures;
-    private boolean recorded;
-
-    Call(List<CounterUpdate> updates) {
-      this.updates = updates;
-      int n = updates.size();
-      this.names = new String[n];
-      this.known = new long[n];
-      this.read = new boolean[n];
-    }
-
-    void send() {
-      int n = updates.size();
-      String[] current = new String[n];
-      for (int i = 0; i < n; i++) {
-        CounterUpdate u = updates.get(i);
-        String name = keys.name(u);
-        names[i] = name;
-        current[i] = u.running() ? name + "tat" : name + u.window();
-        if (!u.running()) {
-          long cached = u.released() ? PreviousCounts.UNKNOWN : previous.get(name, u.window() - 1);
-          if (cached == PreviousCounts.UNKNOWN) {
-            read[i] = true;
-          } else {
-            known[i] = cached;
-          }
-        }
-      }
-      if (!connection.isCluster()) {
-        int[] all = new int[n];
-        for (int i = 0; i < n; i++) {
-          all[i] = i;
-        }
-        groups.add(all);
-      } else {
-        Map<Integer, List<Integer>> bySlot = new HashMap<>();
-        for (int i = 0; i < n; i++) {
-          bySlot.computeIfAbsent(connection.slotOf(current[i]), s -> new ArrayList<>()).add(i);
-        }
-        for (List<Integer> g : bySlot.values()) {
-          groups.add(g.stream().mapToInt(Integer::intValue).toArray());
-        }
-      }
-      for (int[] g : groups) {
-        String node = connection.nodeOf(connection.slotOf(current[g[0]]));
-        nodes.add(node);
-        breakers.add(health.breaker(node));
-      }
-      try {
-        health.acquire(breakers, nodes);
-      } catch (StoreUnavailableException e) {
-        connection.failed();
-        throw e;
-      }
-      futures = new CompletableFuture<?>[groups.size()];
-      try {
-        for (int gi = 0; gi < groups.size(); gi++) {
-          int[] g = groups.get(gi);
-          List<String> ks = new ArrayList<>(2 * g.length);
-          String[] args = new String[5 * g.length];
-          for (int j = 0; j < g.length; j++) {
-            int i = g[j];
-            CounterUpdate u = updates.get(i);
-            ks.add(current[i]);
-            args[5 * j] = u.running() ? "r" : read[i] ? "w" : "c";
-            if (read[i]) {
-              ks.add(names[i] + (u.window() - 1));
-            }
-            args[5 * j + 1] = Long.toString(u.delta());
-            args[5 * j + 2] = Long.toString(ttlMillis(u.periodMillis()));
-            args[5 * j + 3] = Long.toString(u.floor());
-            args[5 * j + 4] = Long.toString(ceiling(u));
-          }
-          futures[gi] =
-              Script.COUNT.run(
-                  connection.commands(), ScriptOutputType.MULTI, ks.toArray(new String[0]), args);
-        }
-      } catch (RuntimeException e) {
-        for (CompletableFuture<?> f : futures) {
-          if (f != null) {
-            f.cancel(false);
-          }
-        }
-        failed();
-        throw new StoreUnavailableException("redis scripts could not be sent: " + e);
-      }
-    }
-
-    long[] await(long deadline) {
-      long[] out = new long[2 * updates.size()];
-      RuntimeException failure = null;
-      previous.makeRoom(updates.size());
-      for (int gi = 0; gi < groups.size(); gi++) {
-        try {
-          List<?> reply = get(futures[gi], deadline);
-          int[] g = groups.get(gi);
-          for (int j = 0; j < g.length; j++) {
-            int i = g[j];
-            out[2 * i] = number(reply.get(2 * j));
-            if (read[i]) {
-              long p = number(reply.get(2 * j + 1));
-              out[2 * i + 1] = p;
-              if (!updates.get(i).released()) {
-                previous.put(names[i], updates.get(i).window() - 1, p);
-              }
-            } else {
-              out[2 * i + 1] = known[i];
-            }
-          }
-          health.succeeded(breakers.get(gi));
-        } catch (RuntimeException e) {
-          health.failed(breakers.get(gi));
-          connection.failed();
-          failure = e;
-        }
-      }
-      recorded = true;
-      if (failure != null) {
-        throw failure;
-      }
-      return out;
-    }
-
-    /** Answers every breaker whose permit was taken and not yet answered. */
-    void failed() {
-      if (!recorded) {
-        recorded = true;
-        breakers.forEach(health::failed);
-      }
-    }
-
-    private List<?> get(CompletableFuture<?> f, long deadline) {
-      try {
-        long wait = deadline - System.nanoTime();
-        Object r = wait > 0 || f.isDone() ? f.get(Math.max(0, wait), TimeUnit.NANOSECONDS) : null;
-        if (r == null) {
-          throw new TimeoutException();
-        }
-        return (List<?>) r;
-      } catch (TimeoutException e) {
-        throw StoreUnavailableException.unconfirmed(
-            "redis did not answer within the operation timeout");
-      } catch (ExecutionException | CompletionException e) {
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        throw StoreUnavailableException.unconfirmed("redis failed: " + cause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw StoreUnavailableException.unconfirmed("interrupted while waiting for redis");
-      }
-    }
-  }
-
-  private static long number(Object o) {
-    if (o instanceof Long l) {
-      return l;
-    }
-    return Long.parseLong(o.toString());
   }
 
   /** Configures a {@link RedisCounterStore}. */
@@ -610,6 +349,11 @@ public final class RedisCounterStore implements CounterStore {
     /**
      * Whether limiters on this store decide on Redis's clock (true, the default), so instances
      * whose hosts' clocks disagree still share each window and each token bucket's arrival times.
+     * Windows are placed on Redis's clock as measured ({@link #clock()}); a running counter's floor
+     * is taken as a time (nanoseconds since 2020-01-01 on the caller's clock, as core's token
+     * bucket passes it) and the script moves it and its ceiling onto Redis's own {@code TIME} by
+     * the difference, reporting the value moved back: a token bucket is exact on Redis's clock
+     * whatever the instances' clocks say. Off, floors are used as given.
      */
     public Builder storeClock(boolean on) {
       this.storeClock = on;

@@ -1,6 +1,10 @@
 -- One decision's counters, atomically, in one call. ARGV holds five values per counter:
 --   kind ('w' a window whose previous window is read, 'c' a window whose previous count the
---   caller knows, 'r' a running counter), delta, ttl in ms, floor, ceiling.
+--   caller knows, 'r' a running counter, 't' a running counter whose floor is a time: nanoseconds
+--   since 2020-01-01 on the caller's clock), delta, ttl in ms, floor, ceiling.
+-- For 't', floor and ceiling are moved by (Redis's TIME - floor) before they are used, so the
+-- counter lives on Redis's clock whatever the caller's clock says, and the value is reported moved
+-- back, in the caller's frame.
 -- KEYS holds the counter's key, then, for 'w', its previous window's key.
 -- Answers two values per counter: the new count, then the previous window's count (0 for 'c'
 -- and 'r'). Counts below 2^53 come back as integers, larger ones as decimal text: Lua's numbers
@@ -17,29 +21,46 @@ local function text(h, l)
 end
 local MAXH, MAXL = 9223372036, 854775807
 local EXACT = 9007199254740992
+local B = 1000000000
+local function norm(h, l)
+  while l < 0 do h, l = h - 1, l + B end
+  while l >= B do h, l = h + 1, l - B end
+  return h, l
+end
+local nowh, nowl
 local out, k = {}, 1
 for a = 1, #ARGV, 5 do
   local kind, delta, ttl = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local key = KEYS[k]
   k = k + 1
-  if kind == 'r' then
+  if kind == 'r' or kind == 't' then
     -- v = max(stored, floor) + delta; stored only when v <= ceiling, reported either way.
     local vh, vl = num(ARGV[a + 3])
+    local ch, cl = num(ARGV[a + 4])
+    local sh, sl = 0, 0
+    if kind == 't' then
+      if not nowh then
+        local t = redis.call('TIME')
+        nowh, nowl = tonumber(t[1]) - 1577836800, tonumber(t[2]) * 1000
+      end
+      sh, sl = norm(nowh - vh, nowl - vl)
+      vh, vl = nowh, nowl
+      if ch < MAXH or (ch == MAXH and cl < MAXL) then ch, cl = norm(ch + sh, cl + sl) end
+    end
     local s = redis.call('GET', key)
     if s then
-      local sh, sl = num(s)
-      if sh > vh or (sh == vh and sl > vl) then vh, vl = sh, sl end
+      local gh, gl = num(s)
+      if gh > vh or (gh == vh and gl > vl) then vh, vl = gh, gl end
     end
     local dh, dl = num(delta)
     vh, vl = vh + dh, vl + dl
     if vl >= 1000000000 then vh, vl = vh + 1, vl - 1000000000 end
     if vh > MAXH or (vh == MAXH and vl > MAXL) then vh, vl = MAXH, MAXL end
-    local v = text(vh, vl)
-    local ch, cl = num(ARGV[a + 4])
     if vh < ch or (vh == ch and vl <= cl) then
-      redis.call('SET', key, v, 'PX', ttl)
+      redis.call('SET', key, text(vh, vl), 'PX', ttl)
     end
-    out[#out + 1] = v
+    if kind == 't' then vh, vl = norm(vh - sh, vl - sl) end
+    out[#out + 1] = text(vh, vl)
     out[#out + 1] = 0
   else
     local v = redis.pcall('INCRBY', key, delta)

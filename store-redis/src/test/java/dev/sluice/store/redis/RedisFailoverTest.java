@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.testkit.RedisCluster;
 import dev.sluice.testkit.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,7 +28,7 @@ class RedisFailoverTest {
 
   /** Milliseconds until {@code updates} are counted, trying every 5 ms, at most {@code max}. */
   private static long untilCounted(
-      RedisCounterStore store, List<CounterUpdate> updates, Duration max) {
+      RedisCounterStore store, List<CounterUpdate> updates, Duration max, long pauseMillis) {
     long t0 = System.nanoTime();
     long deadline = t0 + max.toNanos();
     RuntimeException last = null;
@@ -35,7 +39,7 @@ class RedisFailoverTest {
       } catch (RuntimeException e) {
         last = e;
         try {
-          Thread.sleep(5); // a condition wait with a deadline
+          Thread.sleep(pauseMillis); // a condition wait with a deadline
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException(ie);
@@ -45,12 +49,20 @@ class RedisFailoverTest {
     throw new AssertionError("not counted within " + max, last);
   }
 
+  /** The {@link System#nanoTime} of the first counted decision, trying every millisecond. */
+  private static long countedAt(
+      RedisCounterStore store, List<CounterUpdate> updates, Duration max) {
+    untilCounted(store, updates, max, 1);
+    return System.nanoTime();
+  }
+
   /** Waits until {@code replica} says it is a master: the failover is done. */
-  private static long untilMaster(RedisServer replica, Duration max) throws InterruptedException {
+  private static long untilMaster(RedisServer replica, Duration max, long pauseMillis)
+      throws InterruptedException {
     long t0 = System.nanoTime();
     while (!replica.cli("ROLE").startsWith("master")) {
       assertTrue(System.nanoTime() - t0 < max.toNanos(), "no failover within " + max);
-      Thread.sleep(20);
+      Thread.sleep(pauseMillis);
     }
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
   }
@@ -75,15 +87,35 @@ class RedisFailoverTest {
         assertArrayEquals(new long[] {1, 0}, store.increment(one));
         // Replication is asynchronous: give the replica a moment to have the count.
         master.cli("WAIT", "1", "1000");
-        master.kill();
-        long t0 = System.nanoTime();
-        long promoted = untilMaster(replica, Duration.ofSeconds(30));
-        long counted = untilCounted(store, one, Duration.ofSeconds(10));
-        long total = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        System.out.printf(
-            "sentinel failover: replica promoted %d ms after the master died; counted on it %d ms"
-                + " later (%d ms in all)%n",
-            promoted, counted, total);
+        AtomicLong switched = new AtomicLong();
+        RedisClient watcher = RedisClient.create("redis://" + sentinel.address());
+        try (StatefulRedisPubSubConnection<String, String> events = watcher.connectPubSub()) {
+          events.addListener(
+              new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                  switched.compareAndSet(0, System.nanoTime());
+                }
+              });
+          events.sync().subscribe("+switch-master");
+          master.kill();
+          long t0 = System.nanoTime();
+          long counted = countedAt(store, one, Duration.ofSeconds(30));
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+          while (switched.get() == 0 && System.nanoTime() < until) {
+            Thread.sleep(5); // the event may arrive after the count
+          }
+          assertTrue(switched.get() != 0, "no +switch-master seen");
+          System.out.printf(
+              "sentinel failover: +switch-master %d ms after the master died; first decision"
+                  + " counted on the new master %d ms after +switch-master%n",
+              TimeUnit.NANOSECONDS.toMillis(switched.get() - t0),
+              TimeUnit.NANOSECONDS.toMillis(counted - switched.get()));
+          // Tens of ms here; a bound that holds on a loaded machine.
+          assertTrue(counted - switched.get() < TimeUnit.SECONDS.toNanos(2), "slow to follow");
+        } finally {
+          watcher.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
         // The replica had the count (or, written just before the failure, lost it): the count
         // goes on from there, never twice.
         long[] r = store.increment(one);
@@ -100,12 +132,6 @@ class RedisFailoverTest {
                 .cluster(cluster.seeds())
                 .operationTimeout(Duration.ofMillis(500))
                 .build()) {
-      // A new cluster may still be opening its connection to a master: warm up on other keys.
-      List<CounterUpdate> warm = new ArrayList<>();
-      for (int i = 0; i < 10; i++) {
-        warm.add(new CounterUpdate("warm", "client-" + i, 1_000, W, 1));
-      }
-      untilCounted(store, warm, Duration.ofSeconds(10));
       // Ten clients: their counters spread over the three masters; each client's in one slot.
       List<CounterUpdate> decision = new ArrayList<>();
       for (int i = 0; i < 10; i++) {
@@ -146,15 +172,45 @@ class RedisFailoverTest {
       store.increment(decision);
       String key = store.keyOf(decision.get(0));
       RedisServer master = cluster.masterOf(key);
+      RedisServer replica = replicaOf(cluster, master);
       master.kill();
-      long counted = untilCounted(store, decision, Duration.ofSeconds(30));
+      long t0 = System.nanoTime();
+      AtomicLong promoted = new AtomicLong();
+      Thread watch =
+          new Thread(
+              () -> {
+                try {
+                  untilMaster(replica, Duration.ofSeconds(30), 10);
+                  promoted.set(System.nanoTime());
+                } catch (InterruptedException | AssertionError e) {
+                  // the assertion below reports it
+                }
+              });
+      watch.start();
+      long counted = countedAt(store, decision, Duration.ofSeconds(30));
+      watch.join(30_000);
+      assertTrue(promoted.get() != 0, "the replica was not promoted");
       System.out.printf(
-          "cluster failover: counting on every slot again %d ms after a master died%n", counted);
+          "cluster failover: replica promoted %d ms after its master died; every slot counted"
+              + " again %d ms after the promotion%n",
+          TimeUnit.NANOSECONDS.toMillis(promoted.get() - t0),
+          TimeUnit.NANOSECONDS.toMillis(counted - promoted.get()));
+      assertTrue(counted - promoted.get() < TimeUnit.SECONDS.toNanos(2), "slow to follow");
       long[] after = store.increment(decision);
       // Replication is asynchronous: a count written just before the failure may be lost, never
       // counted twice.
       assertTrue(after[0] >= 3 && after[0] <= 4, "count " + after[0]);
     }
+  }
+
+  /** The node replicating {@code master}. */
+  private static RedisServer replicaOf(RedisCluster cluster, RedisServer master) {
+    for (RedisServer n : cluster.nodes()) {
+      if (n.cli("INFO", "replication").contains("master_port:" + master.port())) {
+        return n;
+      }
+    }
+    throw new IllegalStateException("no replica of " + master.address());
   }
 
   private static long scripts(RedisCluster cluster) {

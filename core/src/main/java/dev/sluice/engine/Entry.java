@@ -1,0 +1,16 @@
+package dev.sluice.engine;
+
+/** A policy that applies to a decision ({@link Call}), and whom it counts. */
+final class Entry {
+  Policy policy;
+  String identity;
+  int firstCounter;
+  boolean shadowFailed;
+
+  /**
+   * The policy's deny-cache entry last found for this identity: while it lasts, a client that keeps
+   * coming back to the same outcome is answered without a lookup in the shared cache. Dropped when
+   * the policy or the identity changes.
+   */
+  DenyCache.Denial denial;
+}

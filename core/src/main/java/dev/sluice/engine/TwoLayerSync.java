@@ -1,0 +1,258 @@
+package dev.sluice.engine;
+
+import dev.sluice.spi.CounterKey;
+import dev.sluice.spi.CounterStore;
+import dev.sluice.spi.CounterUpdate;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pushes of {@link TwoLayerStore}: the queue of counters with counts the shared store has not
+ * had, and one push of every due counter in one batch, whose answer brings the fleet's totals back
+ * (or, when it fails, puts the counts back to push again). Thread-safe.
+ */
+final class TwoLayerSync {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TwoLayerStore.class);
+
+  /** Shared-store calls made by syncing, for tests and metrics. */
+  final AtomicLong syncCalls = new AtomicLong();
+
+  /** Ticks that took the queue of due counters out to look at it, for tests. */
+  final AtomicLong scans = new AtomicLong();
+
+  /** Counted deltas dropped because their window was over before the store answered again. */
+  final AtomicLong droppedDeltas = new AtomicLong();
+
+  /** Permits pushed without an answer in time, and not pushed again. */
+  final AtomicLong unconfirmedDeltas = new AtomicLong();
+
+  /** Whether the last push failed: local counting then stops at each counter's allowance. */
+  volatile boolean storeDown;
+
+  /** Counters with counts the store has not had yet, each queued once, for the next sync. */
+  private final ConcurrentLinkedQueue<TwoLayerCounter> due = new ConcurrentLinkedQueue<>();
+
+  /**
+   * The earliest instant (clock millis) a queued counter may be due: a tick before it finds nothing
+   * to push and leaves the queue alone. Lowered when a counter is queued, rolls to a new window or
+   * its push completes; recomputed from the queue by each scan of it.
+   */
+  private final AtomicLong nextDue = new AtomicLong(Long.MIN_VALUE);
+
+  private final LogGate warnings = new LogGate(10_000);
+  private final CounterStore shared;
+  private final InstantSource clock;
+  private final Map<CounterKey, TwoLayerCounter> counters;
+
+  TwoLayerSync(
+      CounterStore shared, InstantSource clock, Map<CounterKey, TwoLayerCounter> counters) {
+    this.shared = shared;
+    this.clock = clock;
+    this.counters = counters;
+  }
+
+  /** A push in flight: which counter, window and delta. */
+  private record Push(TwoLayerCounter counter, long window, long delta) {}
+
+  /** Queues {@code c} when {@code enqueue}, and makes the scan due by {@code dueAt}. */
+  void queue(TwoLayerCounter c, boolean enqueue, long dueAt) {
+    if (enqueue) {
+      due.add(c);
+    }
+    dueBy(dueAt);
+  }
+
+  /**
+   * Pushes every counter that is due (its first request in a window, or an interval since its last
+   * push) in one batch, and reads the fleet's totals back. Returns when the batch is sent.
+   */
+  void syncDue() {
+    var unused = push(false);
+  }
+
+  /** Makes the tick at or after {@code millis} scan the queue. */
+  private void dueBy(long millis) {
+    if (millis < nextDue.get()) {
+      nextDue.accumulateAndGet(millis, Math::min);
+    }
+  }
+
+  /**
+   * Pushes every counter's unsynced count at once, whatever its interval, and waits up to {@code
+   * timeoutMillis} for the store's answer: for an instance that shuts down, so the fleet's counts
+   * hold what it admitted. A counter whose push is in flight already is left to it.
+   *
+   * @return whether the store took the push in time (true when nothing was left to push)
+   */
+  boolean flush(long timeoutMillis) {
+    try {
+      push(true).get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+      return true;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      LOG.debug("two-layer flush failed", e);
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /**
+   * {@link #syncDue}, or with {@code all} every counter with something unsynced; the push's end.
+   */
+  private java.util.concurrent.CompletableFuture<?> push(boolean all) {
+    long now = clock.millis();
+    if (all) {
+      for (TwoLayerCounter c : counters.values()) {
+        synchronized (c) {
+          c.lastSync = Long.MIN_VALUE;
+          if (!c.queued && (c.unsynced != 0 || c.oldUnsynced > 0)) {
+            c.queued = true;
+            due.add(c);
+          }
+        }
+      }
+    }
+    // Most ticks find no counter due (each waits out its interval): they leave the queue alone
+    // rather than take every counter out and put it back.
+    if (!all && now < nextDue.get()) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    nextDue.set(Long.MAX_VALUE);
+    scans.incrementAndGet();
+    long nextScan = Long.MAX_VALUE;
+    List<TwoLayerCounter> later = new ArrayList<>();
+    List<CounterUpdate> updates = new ArrayList<>();
+    List<Push> pushes = new ArrayList<>();
+    List<CounterUpdate> takeBack = new ArrayList<>(0);
+    TwoLayerCounter c;
+    while ((c = due.poll()) != null) {
+      synchronized (c) {
+        boolean ready =
+            c.inflight == 0 && (c.lastSync == Long.MIN_VALUE || now - c.lastSync >= c.syncMillis);
+        if (!ready) {
+          later.add(c);
+          // A counter whose push is in flight is due again when that push completes.
+          if (c.inflight == 0) {
+            nextScan = Math.min(nextScan, c.lastSync + c.syncMillis);
+          }
+          continue;
+        }
+        c.queued = false;
+        c.lastSync = now;
+        CounterKey k = c.key;
+        if (c.oldUnsynced > 0) {
+          updates.add(
+              new CounterUpdate(
+                  k.rule(), k.identity(), k.periodMillis(), c.window - 1, c.oldUnsynced));
+          pushes.add(new Push(c, c.window - 1, c.oldUnsynced));
+          c.oldUnsynced = 0;
+        }
+        if (c.unsynced > 0) {
+          updates.add(
+              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, c.unsynced));
+          pushes.add(new Push(c, c.window, c.unsynced));
+          c.inflight = c.unsynced;
+          c.unsynced = 0;
+        } else if (c.unsynced < 0) {
+          takeBack.add(
+              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, -c.unsynced));
+          c.shared = Math.max(0, c.shared + c.unsynced);
+          c.unsynced = 0;
+        }
+      }
+    }
+    for (TwoLayerCounter l : later) {
+      due.add(l);
+    }
+    dueBy(nextScan);
+    if (!takeBack.isEmpty()) {
+      syncCalls.incrementAndGet();
+      try {
+        java.util.concurrent.CompletableFuture<Void> unused =
+            shared
+                .decrementAsync(takeBack)
+                .whenComplete(
+                    (v, e) -> {
+                      if (e != null) {
+                        LOG.debug("two-layer refund failed", e);
+                      }
+                    });
+      } catch (RuntimeException e) {
+        LOG.debug("two-layer refund failed", e);
+      }
+    }
+    if (updates.isEmpty()) {
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+    syncCalls.incrementAndGet();
+    java.util.concurrent.CompletableFuture<long[]> f;
+    try {
+      f = shared.incrementAsync(updates);
+    } catch (RuntimeException e) {
+      f = java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
+    return f.whenComplete((counts, error) -> completed(pushes, counts, error));
+  }
+
+  private void completed(List<Push> pushes, long[] counts, Throwable error) {
+    boolean failed = error != null || counts == null || counts.length < 2 * pushes.size();
+    // Sent and not answered: memcached may apply it yet, so it is never sent again (that would
+    // count it twice, for the whole fleet); the next push reads the fleet's count back.
+    boolean unconfirmed = failed && dev.sluice.spi.StoreTimeoutException.in(error);
+    storeDown = failed;
+    if (failed && warnings.tryAcquire(clock.millis())) {
+      LOG.warn(
+          "two-layer sync failed; counting locally and pushing later (warned at most every 10 s):"
+              + " {}",
+          String.valueOf(error));
+    }
+    for (int j = 0; j < pushes.size(); j++) {
+      Push p = pushes.get(j);
+      TwoLayerCounter c = p.counter();
+      boolean requeue = false;
+      long dueAt;
+      synchronized (c) {
+        boolean current = p.window() == c.window;
+        boolean previous = p.window() == c.window - 1;
+        if (current && c.inflight > 0) {
+          c.inflight = 0;
+        }
+        if (unconfirmed) {
+          unconfirmedDeltas.addAndGet(p.delta());
+        } else if (failed) {
+          if (current) {
+            c.unsynced += p.delta();
+          } else if (previous) {
+            c.oldUnsynced += p.delta();
+          } else {
+            droppedDeltas.addAndGet(p.delta());
+          }
+          requeue = !c.queued;
+          c.queued = true;
+        } else if (current) {
+          c.shared = counts[2 * j];
+          c.previous = Math.max(c.previous, counts[2 * j + 1]);
+        } else if (previous) {
+          c.previous = Math.max(c.previous, counts[2 * j]);
+        }
+        // Queued while its push was in flight (or queued again now): due at its interval.
+        dueAt =
+            !c.queued
+                ? Long.MAX_VALUE
+                : c.lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : c.lastSync + c.syncMillis;
+      }
+      if (requeue) {
+        due.add(c);
+      }
+      dueBy(dueAt);
+    }
+  }
+}
