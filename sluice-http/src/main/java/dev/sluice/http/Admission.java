@@ -146,8 +146,10 @@ public final class Admission {
     }
     try {
       RuleSet rules = limiter.rules();
-      RateLimitHeaders.write(
-          out, rules.headers(), rules.resetFormat(), limiter.clock().millis(), header);
+      RateLimitHeaders.ResetFormat reset = rules.resetFormat();
+      // Only an epoch reset names an instant: a delta needs no clock read.
+      long now = reset == RateLimitHeaders.ResetFormat.EPOCH_SECONDS ? limiter.clock().millis() : 0;
+      RateLimitHeaders.write(out, rules.headers(), reset, now, header);
     } catch (RuntimeException e) {
       failedOpen(e);
     }

@@ -95,18 +95,17 @@ public final class RateLimitHeaders {
     boolean counted = !d.storeFailed() || d.storeStatus() == StoreStatus.LOCAL;
     if (counted && !d.bindingShadow() && !d.shed()) {
       if (families.contains(Family.X_RATELIMIT)) {
-        out.accept("X-RateLimit-Limit", Long.toString(d.limit()));
-        out.accept("X-RateLimit-Remaining", Long.toString(d.remaining()));
-        out.accept("X-RateLimit-Used", Long.toString(d.used()));
+        out.accept("X-RateLimit-Limit", limitText(d.limit()));
+        out.accept("X-RateLimit-Remaining", decimal(d.remaining()));
+        out.accept("X-RateLimit-Used", decimal(d.used()));
         // A concurrency limit's slots free when requests complete: there is no instant to name.
         if (d.algorithm() != Algorithm.CONCURRENCY) {
           long resetSeconds = Policy.ceilSeconds(d.resetAfterMillis());
           out.accept(
               "X-RateLimit-Reset",
-              Long.toString(
-                  reset == ResetFormat.EPOCH_SECONDS
-                      ? Policy.ceilSeconds(nowMillis + d.resetAfterMillis())
-                      : resetSeconds));
+              reset == ResetFormat.EPOCH_SECONDS
+                  ? Long.toString(Policy.ceilSeconds(nowMillis + d.resetAfterMillis()))
+                  : decimal(resetSeconds));
         }
       }
       if (families.contains(Family.IETF)) {
@@ -118,9 +117,47 @@ public final class RateLimitHeaders {
       }
     }
     if (!d.allowed()) {
-      out.accept("Retry-After", Long.toString(retrySeconds(d)));
+      out.accept("Retry-After", decimal(retrySeconds(d)));
       out.accept("Cache-Control", "no-store");
     }
+  }
+
+  /**
+   * The decimal text of 0 to 1023: a window's seconds, and a small count, are written from here.
+   */
+  private static final String[] SMALL = new String[1024];
+
+  static {
+    for (int i = 0; i < SMALL.length; i++) {
+      SMALL[i] = Integer.toString(i);
+    }
+  }
+
+  /** A limit and its text, the last one written; immutable, so a racy read sees a whole pair. */
+  private record LimitText(long limit, String text) {}
+
+  private static LimitText lastLimit = new LimitText(0, "0");
+
+  /** {@code n} in decimal, without formatting it again when it is small. */
+  static String decimal(long n) {
+    return n >= 0 && n < SMALL.length ? SMALL[(int) n] : Long.toString(n);
+  }
+
+  /**
+   * A limit in decimal: a policy's limit is the same request after request, so the last one's text
+   * is kept.
+   */
+  static String limitText(long limit) {
+    if (limit >= 0 && limit < SMALL.length) {
+      return SMALL[(int) limit];
+    }
+    LimitText last = lastLimit;
+    if (last.limit() == limit) {
+      return last.text();
+    }
+    String text = Long.toString(limit);
+    lastLimit = new LimitText(limit, text);
+    return text;
   }
 
   private static long retrySeconds(Outcome d) {

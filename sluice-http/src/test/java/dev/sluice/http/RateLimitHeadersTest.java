@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
 import org.junit.jupiter.api.Test;
 
 class RateLimitHeadersTest {
@@ -98,5 +100,21 @@ class RateLimitHeadersTest {
     var h = RateLimitHeaders.of(d, Set.of(Family.IETF), ResetFormat.DELTA_SECONDS, clock.millis());
     assertEquals(2, h.size());
     assertTrue(h.stream().noneMatch(e -> e.getKey().startsWith("X-")));
+  }
+
+  @Property
+  void aNumberIsWrittenInDecimalWhereverItComesFrom(@ForAll long n, @ForAll long other) {
+    assertEquals(Long.toString(n), RateLimitHeaders.decimal(n));
+    assertEquals(Long.toString(n), RateLimitHeaders.limitText(n));
+    assertEquals(Long.toString(other), RateLimitHeaders.limitText(other));
+    assertEquals(Long.toString(n), RateLimitHeaders.limitText(n));
+  }
+
+  @Test
+  void theNumbersAtTheEdgesOfTheTableAreWrittenInDecimal() {
+    for (long n : new long[] {-1, 0, 1, 999, 1023, 1024, 10_000_000, Long.MIN_VALUE}) {
+      assertEquals(Long.toString(n), RateLimitHeaders.decimal(n));
+      assertEquals(Long.toString(n), RateLimitHeaders.limitText(n));
+    }
   }
 }

@@ -2,6 +2,7 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.http.RequestInfo;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.core.UriInfo;
 import java.security.Principal;
 import java.util.List;
 import java.util.Optional;
@@ -35,7 +36,14 @@ final class JaxrsRequest implements RequestInfo {
       String uri = ctx.getUriInfo().getRequestUri().getRawPath();
       return uri.startsWith(context) ? uri.substring(context.length()) : uri;
     }
-    String p = ctx.getUriInfo().getPath(false);
+    UriInfo uri = ctx.getUriInfo();
+    String base = uri.getBaseUri().getRawPath();
+    String raw = uri.getRequestUri().getRawPath();
+    if (base != null && raw != null && raw.startsWith(base) && base.endsWith("/")) {
+      // Both URIs keep their raw paths: at the root, the request's is the answer as it is.
+      return base.length() == 1 ? raw : raw.substring(base.length() - 1);
+    }
+    String p = uri.getPath(false);
     return p.startsWith("/") ? p : "/" + p;
   }
 
