@@ -187,21 +187,19 @@ class RedisFailoverTest {
                 }
               });
       watch.start();
-      // An attempt that timed out may still land on the new master (a loaded machine): each is
-      // one more count, allowed below. An attempt refused before it was sent fails at once.
-      long timedOut = 0;
+      // An attempt that failed while the master was down may still be counted on the new master
+      // (a timeout that lands late; Lettuce re-sends what a closed node's connection held): each
+      // is at most one more count, allowed below.
+      long failed = 0;
       long counted = 0;
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (counted == 0) {
         assertTrue(System.nanoTime() < deadline, "not counted within 30 s");
-        long start = System.nanoTime();
         try {
           store.increment(decision);
           counted = System.nanoTime();
         } catch (RuntimeException e) {
-          if (System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(400)) {
-            timedOut++;
-          }
+          failed++;
           Thread.sleep(1); // a condition wait with a deadline
         }
       }
@@ -213,12 +211,30 @@ class RedisFailoverTest {
           TimeUnit.NANOSECONDS.toMillis(promoted.get() - t0),
           TimeUnit.NANOSECONDS.toMillis(counted - promoted.get()));
       assertTrue(counted - promoted.get() < TimeUnit.SECONDS.toNanos(2), "slow to follow");
-      Counts after = store.increment(decision);
-      // Replication is asynchronous: a count written just before the failure may be lost; a
-      // decision that was answered is never counted twice.
+      // The cluster's connections may still be settling: a decision may fail once more, and
+      // whatever part of it was sent may have counted.
+      Counts after = null;
+      long failedAfter = 0;
+      while (after == null) {
+        assertTrue(System.nanoTime() < deadline, "not counted again within 30 s");
+        try {
+          after = store.increment(decision);
+        } catch (RuntimeException e) {
+          failedAfter++;
+          Thread.sleep(1); // a condition wait with a deadline
+        }
+      }
+      // Replication is asynchronous: a count written just before the failure may be lost; an
+      // answered decision is counted once.
       assertTrue(
-          after.current(0) >= 3 && after.current(0) <= 4 + timedOut,
-          "count " + after.current(0) + " with " + timedOut + " attempts timed out");
+          after.current(0) >= 3 && after.current(0) <= 4 + failed + failedAfter,
+          "count "
+              + after.current(0)
+              + " with "
+              + failed
+              + " attempts failed during the failover and "
+              + failedAfter
+              + " failed after");
     }
   }
 
