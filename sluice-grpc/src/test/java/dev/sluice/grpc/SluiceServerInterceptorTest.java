@@ -219,8 +219,8 @@ class SluiceServerInterceptorTest {
     }
     assertNotNull(retry, "a RetryInfo");
     // Until the minute's window ends: under a second when the call falls at its end.
-    long delayNanos =
-        retry.getRetryDelay().getSeconds() * 1_000_000_000L + retry.getRetryDelay().getNanos();
+    com.google.protobuf.Duration delay = retry.getRetryDelay();
+    long delayNanos = delay.getSeconds() * 1_000_000_000L + delay.getNanos();
     assertTrue(delayNanos > 0 && delayNanos <= 60_000_000_000L, retry::toString);
     assertEquals("echo hi", say("other"), "another key has its own limit");
   }
