@@ -56,6 +56,11 @@ public interface CounterBatch {
    * whatever the window, {@link #window} only says when it was last written (the store may forget
    * it once the window after next has begun), and its previous count is reported as 0.
    *
+   * <p>The floor is a time: nanoseconds since 2020-01-01T00:00:00Z on the caller's clock (a token
+   * bucket's earliest arrival time, now). A store with a clock of its own may move the floor and
+   * the {@link #ceiling} onto it by the same amount, and report the value moved back into the
+   * caller's frame, so that callers whose clocks disagree share one counter exactly.
+   *
    * @param i the counter's index
    * @return the floor, or 0 for a window counter
    */

@@ -169,21 +169,19 @@ final class RateLimitedFeature implements DynamicFeature {
 
     @Override
     public void filter(ContainerRequestContext ctx) {
-      Admission a =
-          Admission.decide(limiter, bound, new JaxrsRequest(ctx, container), pathParameters(ctx));
-      SlotRelease.hold(ctx, a.slots());
-      Responses.Applied headers = Responses.tighter(ctx, a);
-      if (headers == null) {
-        return;
-      }
-      a.writeHeaders(headers);
-      if (a.refused()) {
-        ctx.abortWith(Responses.refusal(a, headers));
-      }
+      Responses.apply(
+          ctx,
+          Admission.decide(limiter, bound, new JaxrsRequest(ctx, container), pathParameters(ctx)));
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {
-      MultivaluedMap<String, String> params = ctx.getUriInfo().getPathParameters(true);
+      MultivaluedMap<String, String> params;
+      try {
+        params = ctx.getUriInfo().getPathParameters(true);
+      } catch (IllegalArgumentException e) {
+        // A malformed escape Jersey cannot decode: the rules key on the text as it was sent.
+        params = ctx.getUriInfo().getPathParameters(false);
+      }
       if (params.isEmpty()) {
         return Map.of();
       }

@@ -54,6 +54,27 @@ final class Responses {
   }
 
   /**
+   * Carries {@code a} out on {@code ctx}: holds its slots until Jersey finishes the request, keeps
+   * the headers of the tighter decision and, when refused, aborts with the refusal. A failure here
+   * lets the request through (logged), as a failure to decide does.
+   */
+  static void apply(ContainerRequestContext ctx, Admission a) {
+    SlotRelease.hold(ctx, a.slots());
+    try {
+      Applied headers = tighter(ctx, a);
+      if (headers == null) {
+        return;
+      }
+      a.writeHeaders(headers);
+      if (a.refused()) {
+        ctx.abortWith(refusal(a, headers));
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("rate limit headers or refusal failed; the request goes on", e);
+    }
+  }
+
+  /**
    * The headers this decision leaves for the response, kept in the request for the response filter;
    * null when they are not the ones to send. A request decided twice (the rules, then a resource's
    * {@code @RateLimited}) keeps the headers of the tighter decision; a refusal always takes them,

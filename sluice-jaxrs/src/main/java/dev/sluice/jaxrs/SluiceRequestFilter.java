@@ -24,15 +24,6 @@ final class SluiceRequestFilter implements ContainerRequestFilter {
 
   @Override
   public void filter(ContainerRequestContext ctx) {
-    Admission a = Admission.decide(limiter, new JaxrsRequest(ctx, container));
-    SlotRelease.hold(ctx, a.slots());
-    Responses.Applied headers = Responses.tighter(ctx, a);
-    if (headers == null) {
-      return;
-    }
-    a.writeHeaders(headers);
-    if (a.refused()) {
-      ctx.abortWith(Responses.refusal(a, headers));
-    }
+    Responses.apply(ctx, Admission.decide(limiter, new JaxrsRequest(ctx, container)));
   }
 }

@@ -130,10 +130,17 @@ final class Counting {
    * only with time left before the deadline.
    */
   private boolean retry(boolean cold, ScriptCall call, long deadline) {
-    return cold
-        && !answered
-        && call.unsent()
-        && deadline - System.nanoTime() > COLD_RETRY_NANOS + timeoutNanos / 10;
+    boolean again =
+        cold
+            && !answered
+            && call.unsent()
+            && deadline - System.nanoTime() > COLD_RETRY_NANOS + timeoutNanos / 10;
+    if (again) {
+      // Refusals of connections still opening are not a node failing: a burst of first requests
+      // must not open the breakers it is waiting out.
+      health.reset();
+    }
+    return again;
   }
 
   private static void pause() {

@@ -45,7 +45,10 @@ for a = 1, #ARGV, 5 do
       end
       sh, sl = norm(nowh - vh, nowl - vl)
       vh, vl = nowh, nowl
-      if ch < MAXH or (ch == MAXH and cl < MAXL) then ch, cl = norm(ch + sh, cl + sl) end
+      if ch < MAXH or (ch == MAXH and cl < MAXL) then
+        ch, cl = norm(ch + sh, cl + sl)
+        if ch > MAXH or (ch == MAXH and cl > MAXL) then ch, cl = MAXH, MAXL end
+      end
     end
     local s = redis.call('GET', key)
     if s then
@@ -59,7 +62,11 @@ for a = 1, #ARGV, 5 do
     if vh < ch or (vh == ch and vl <= cl) then
       redis.call('SET', key, text(vh, vl), 'PX', ttl)
     end
-    if kind == 't' then vh, vl = norm(vh - sh, vl - sl) end
+    if kind == 't' then
+      -- Back in the caller's frame, saturated as above (a caller ahead of Redis adds to it).
+      vh, vl = norm(vh - sh, vl - sl)
+      if vh > MAXH or (vh == MAXH and vl > MAXL) then vh, vl = MAXH, MAXL end
+    end
     out[#out + 1] = text(vh, vl)
     out[#out + 1] = 0
   else

@@ -94,4 +94,17 @@ class RedisServerTimeTest {
       assertEquals(10, admitted);
     }
   }
+
+  @Test
+  void aCallerAheadOfRedisGetsASaturatedCountNotAnOverflow() {
+    Instance ahead = instance("huge", Duration.ofSeconds(2));
+    try (RedisCounterStore a = ahead.store()) {
+      long floor = (ahead.clock().millis() - EPOCH_MILLIS) * 1_000_000;
+      // A delta that saturates: moved back to the caller's frame (2 s ahead) it must stay a long.
+      CounterUpdate u =
+          new CounterUpdate(
+              "tb", "k", 10_000, 0, Long.MAX_VALUE - 1_000, floor, false, Long.MAX_VALUE);
+      assertEquals(Long.MAX_VALUE, a.increment(List.of(u)).current(0));
+    }
+  }
 }
