@@ -350,17 +350,4 @@ final class Call implements TwoLayerBatch {
     }
     return out;
   }
-
-  /** Counter {@code i} as an update. */
-  CounterUpdate update(int i) {
-    return new CounterUpdate(
-        rule(i),
-        identity(i),
-        periodMillis(i),
-        window(i),
-        delta(i),
-        floor(i),
-        released(i),
-        ceiling(i));
-  }
 }

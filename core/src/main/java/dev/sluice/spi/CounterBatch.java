@@ -125,17 +125,26 @@ public interface CounterBatch {
     int n = size();
     List<CounterUpdate> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      out.add(
-          new CounterUpdate(
-              rule(i),
-              identity(i),
-              periodMillis(i),
-              window(i),
-              delta(i),
-              floor(i),
-              released(i),
-              ceiling(i)));
+      out.add(update(i));
     }
     return out;
+  }
+
+  /**
+   * Counter {@code i} as a new update.
+   *
+   * @param i the counter's index
+   * @return its rule, identity, window, delta, floor, ceiling and whether it is released
+   */
+  default CounterUpdate update(int i) {
+    return new CounterUpdate(
+        rule(i),
+        identity(i),
+        periodMillis(i),
+        window(i),
+        delta(i),
+        floor(i),
+        released(i),
+        ceiling(i));
   }
 }
