@@ -26,9 +26,12 @@ final class DemoProcess implements AutoCloseable {
   final Process process;
   final int port;
 
-  private DemoProcess(Process process, int port) {
+  private final Path log;
+
+  private DemoProcess(Process process, int port, Path log) {
     this.process = process;
     this.port = port;
+    this.log = log;
   }
 
   /** Starts the demo with {@code args} (after {@code --host} and {@code --port}) and waits. */
@@ -42,6 +45,24 @@ final class DemoProcess implements AutoCloseable {
    */
   static DemoProcess start(Path log, List<String> wrapper, String... args)
       throws IOException, InterruptedException {
+    // A free port may be taken by another socket before the demo binds it: then it exits at once,
+    // and it is started again on another port.
+    for (int attempt = 1; ; attempt++) {
+      DemoProcess demo = launch(log, wrapper, args);
+      try {
+        demo.waitForHealth();
+        return demo;
+      } catch (AssertionError | InterruptedException e) {
+        demo.close();
+        if (attempt == 3 || !(e instanceof AssertionError) || !demo.lostItsPort()) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static DemoProcess launch(Path log, List<String> wrapper, String... args)
+      throws IOException {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
@@ -66,20 +87,16 @@ final class DemoProcess implements AutoCloseable {
     // (without the second setting, an idle JVM spins on a core).
     pb.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
     pb.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
-    Process p = pb.start();
-    DemoProcess demo = new DemoProcess(p, port);
-    try {
-      demo.waitForHealth();
-    } catch (AssertionError | InterruptedException e) {
-      demo.close();
-      throw e;
-    }
-    return demo;
+    return new DemoProcess(pb.start(), port, log);
   }
 
-  private void waitForHealth() throws InterruptedException {
+  private boolean lostItsPort() throws IOException {
+    return !process.isAlive() && Files.readString(log).contains("Address already in use");
+  }
+
+  private void waitForHealth() throws InterruptedException, IOException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
+    while (System.nanoTime() < deadline && process.isAlive()) {
       try {
         HttpResponse<String> r =
             HTTP.send(
@@ -93,7 +110,17 @@ final class DemoProcess implements AutoCloseable {
       }
       Thread.sleep(100);
     }
-    throw new AssertionError("the demo on port " + port + " never answered /health");
+    String output = Files.readString(log);
+    throw new AssertionError(
+        "the demo on port "
+            + port
+            + (process.isAlive()
+                ? " never answered /health"
+                : " exited with " + process.exitValue())
+            + "; its output ("
+            + log
+            + "):\n"
+            + output.substring(Math.max(0, output.length() - 4000)));
   }
 
   /** Kills it (SIGKILL), and the JVM a wrapper started, and waits for it to go. */
