@@ -64,8 +64,8 @@ final class Keys {
   private static final int NAME_SLOTS_LOG2 = 14;
 
   /**
-   * The longest rule and identity, together, whose name is kept: a client's long header values do
-   * not pin more than a few megabytes.
+   * The longest rule and identity, together, whose name is kept: at worst 16,384 entries of 256
+   * characters and a name of at most 200, about 10 MB (twice that for identities outside Latin-1).
    */
   private static final int MAX_CACHED = 256;
 
