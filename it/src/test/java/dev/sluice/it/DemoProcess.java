@@ -8,11 +8,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * The demo as its own process ({@code example/target/sluice-example.jar}) on a free loopback port,
@@ -100,7 +103,9 @@ final class DemoProcess implements AutoCloseable {
       try {
         HttpResponse<String> r =
             HTTP.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).build(),
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                    .timeout(Duration.ofSeconds(5))
+                    .build(),
                 HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() == 200) {
           return;
@@ -120,7 +125,30 @@ final class DemoProcess implements AutoCloseable {
             + "; its output ("
             + log
             + "):\n"
-            + output.substring(Math.max(0, output.length() - 4000)));
+            + output.substring(Math.max(0, output.length() - 4000))
+            + (process.isAlive() ? "\nits threads:\n" + threadDump() : ""));
+  }
+
+  /** The demo JVM's threads ({@code jcmd Thread.print}), for a demo that is up but silent. */
+  private String threadDump() throws InterruptedException, IOException {
+    ProcessHandle jvm =
+        Stream.concat(Stream.of(process.toHandle()), process.descendants())
+            .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false))
+            .findFirst()
+            .orElse(null);
+    if (jvm == null) {
+      return "(no JVM among its processes)";
+    }
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Process p =
+        new ProcessBuilder(jcmd.toString(), Long.toString(jvm.pid()), "Thread.print")
+            .redirectErrorStream(true)
+            .start();
+    if (!p.waitFor(20, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return "(jcmd did not answer in 20 s)";
+    }
+    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
   }
 
   /** Kills it (SIGKILL), and the JVM a wrapper started, and waits for it to go. */
