@@ -52,7 +52,7 @@ class RedisColdStartTest {
     return RedisCounterStore.builder()
         .uri(address)
         .operationTimeout(Duration.ofMillis(50))
-        .connectTimeout(Duration.ofSeconds(5));
+        .connectTimeout(Duration.ofSeconds(10));
   }
 
   @Test
