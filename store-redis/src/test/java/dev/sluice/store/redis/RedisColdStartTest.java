@@ -1,56 +1,299 @@
 package dev.sluice.store.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.Decision;
+import dev.sluice.RateLimiter;
+import dev.sluice.StoreStatus;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
-import dev.sluice.testkit.RedisCluster;
+import dev.sluice.spi.FakeClock;
 import dev.sluice.testkit.RedisServer;
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A cold instance is counted from its first request: a store just built on a just-started server or
- * cluster counts its very first decision, with no warm-up, at the default operation timeout.
+ * A cold instance is counted from its first request. Each test fails without one of the store's
+ * cold-start mechanisms:
+ *
+ * <ul>
+ *   <li>until Redis has answered a store once, a decision waits up to the connect timeout instead
+ *       of the operation timeout: a Redis behind a proxy that holds each reply 100 ms each way,
+ *       past the 50 ms operation timeout, counts the first decision (blocking and asynchronous) and
+ *       fails the next over;
+ *   <li>a cold decision refused unsent is sent again within that wait: a store built before its
+ *       Redis listens counts the decision made while it connects (blocking and asynchronous), and a
+ *       store whose connection drops before its first decision counts the decision Lettuce refuses
+ *       ("not connected") while the connection reopens;
+ *   <li>building a store on a Cluster opens a connection to every master: with the store warm, the
+ *       first decision on each other master, whose connections take 800 ms to open, is counted
+ *       within a 200 ms operation timeout.
+ * </ul>
  */
 class RedisColdStartTest {
 
-  private static final long W = System.currentTimeMillis() / 1_000;
+  private static final long W = System.currentTimeMillis() / 60_000;
 
-  /** Ten clients: their counters fall on every master of a three-master cluster. */
-  private static List<CounterUpdate> tenClients(String rule) {
-    List<CounterUpdate> decision = new ArrayList<>();
-    for (int i = 0; i < 10; i++) {
-      decision.add(new CounterUpdate(rule, "client-" + i, 60_000, W / 60, 1));
-    }
-    return decision;
+  private static List<CounterUpdate> one(String identity) {
+    return List.of(new CounterUpdate("r", identity, 60_000, W, 1));
+  }
+
+  private static RedisCounterStore.Builder store(String address) {
+    return RedisCounterStore.builder()
+        .uri(address)
+        .operationTimeout(Duration.ofMillis(50))
+        .connectTimeout(Duration.ofSeconds(10));
   }
 
   @Test
-  void aColdClusterCountsTheFirstDecisionOnEveryMaster() {
-    try (RedisCluster cluster = RedisCluster.start(3)) {
-      // Each store is a cold instance: three in a row, each on its first decision.
-      for (int instance = 1; instance <= 3; instance++) {
-        try (RedisCounterStore store =
-            RedisCounterStore.builder().cluster(cluster.seeds()).build()) {
-          Counts counts = store.increment(tenClients("per-key"));
-          for (int i = 0; i < 10; i++) {
-            assertEquals(instance, counts.current(i), "instance " + instance + ", client " + i);
+  void aColdStoresFirstDecisionWaitsPastTheOperationTimeoutAndIsCounted() throws Exception {
+    try (RedisServer redis = RedisServer.start();
+        SlowProxy proxy = new SlowProxy(redis.port());
+        RedisCounterStore store = store(proxy.address()).build()) {
+      proxy.delay(100);
+      RateLimiter limiter =
+          RateLimiter.fixedWindow(store)
+              .clock(new FakeClock())
+              .tier(5, Duration.ofMinutes(1))
+              .build();
+      Decision first = limiter.tryAcquire("client");
+      assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
+      assertEquals(4, first.remaining());
+      Decision warm = limiter.tryAcquire("client");
+      assertEquals(
+          StoreStatus.FAILED_OPEN, warm.storeStatus(), "a warm store waits the operation timeout");
+    }
+  }
+
+  @Test
+  void aColdStoresFirstAsynchronousDecisionWaitsPastTheOperationTimeoutAndIsCounted()
+      throws Exception {
+    try (RedisServer redis = RedisServer.start();
+        SlowProxy proxy = new SlowProxy(redis.port());
+        RedisCounterStore store = store(proxy.address()).build()) {
+      proxy.delay(100);
+      assertEquals(Counts.of(1, 0), store.incrementAsync(one("k")).get(10, TimeUnit.SECONDS));
+      ExecutionException warm =
+          assertThrows(
+              ExecutionException.class,
+              () -> store.incrementAsync(one("k")).get(10, TimeUnit.SECONDS),
+              "a warm store waits the operation timeout");
+      assertTrue(warm.getCause() instanceof StoreUnavailableException, warm.toString());
+    }
+  }
+
+  /**
+   * A single-thread scheduler held by a task that waits for {@code gate}: the store's connection
+   * retries wait until the test lets them run.
+   */
+  private static ScheduledExecutorService heldUntil(CountDownLatch gate) {
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    scheduler.execute(
+        () -> {
+          try {
+            gate.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
           }
+        });
+    return scheduler;
+  }
+
+  @Test
+  void aDecisionMadeBeforeTheConnectionOpensIsSentOnceItOpens() throws Exception {
+    int port = RedisServer.freePort();
+    CountDownLatch gate = new CountDownLatch(1);
+    ScheduledExecutorService scheduler = heldUntil(gate);
+    // Nothing listens yet: the build's attempt is refused, and its retry waits behind the gate.
+    try (RedisCounterStore store =
+        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
+      CompletableFuture<Counts> first = store.incrementAsync(one("k"));
+      assertFalse(first.isDone(), "a cold decision refused unsent was not sent again");
+      try (RedisServer redis = RedisServer.startOn(port)) {
+        gate.countDown();
+        assertEquals(Counts.of(1, 0), first.get(10, TimeUnit.SECONDS));
+        assertEquals(Counts.of(2, 0), store.increment(one("k")));
+      }
+    } finally {
+      gate.countDown();
+      scheduler.shutdownNow();
+    }
+  }
+
+  @Test
+  void aBlockingDecisionMadeBeforeTheConnectionOpensIsCountedOnceItOpens() throws Exception {
+    int port = RedisServer.freePort();
+    CountDownLatch gate = new CountDownLatch(1);
+    ScheduledExecutorService scheduler = heldUntil(gate);
+    try (RedisCounterStore store =
+        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
+      // Redis starts and the connection opens while the decision below is already waiting.
+      CompletableFuture<RedisServer> started =
+          CompletableFuture.supplyAsync(
+              () -> {
+                RedisServer redis = RedisServer.startOn(port);
+                gate.countDown();
+                return redis;
+              });
+      try {
+        RateLimiter limiter =
+            RateLimiter.fixedWindow(store)
+                .clock(new FakeClock())
+                .tier(5, Duration.ofMinutes(1))
+                .build();
+        Decision first = limiter.tryAcquire("client");
+        assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
+        assertEquals(4, first.remaining());
+      } finally {
+        started.get(10, TimeUnit.SECONDS).close();
+      }
+    } finally {
+      gate.countDown();
+      scheduler.shutdownNow();
+    }
+  }
+
+  @Test
+  void aDecisionLettuceRefusesWhileTheConnectionReopensIsSentOnceItIsOpen() throws Exception {
+    try (RedisServer redis = RedisServer.start();
+        SlowProxy proxy = new SlowProxy(redis.port());
+        RedisCounterStore store = store(proxy.address()).storeClock(false).build()) {
+      // Before the store's first decision its connection drops, and the one Lettuce opens again
+      // takes 500 ms to open: until then Lettuce refuses commands unsent ("not connected").
+      proxy.holdNewConnections(500);
+      int opened = proxy.accepted();
+      proxy.cut();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (proxy.accepted() == opened) {
+        assertTrue(System.nanoTime() < deadline, "lettuce did not reconnect");
+        Thread.sleep(1); // polling for the reconnection, a condition with a deadline
+      }
+      assertEquals(Counts.of(1, 0), store.increment(one("k")));
+    }
+  }
+
+  /**
+   * Three masters, no replicas, each announcing the port of a {@link SlowProxy} in front of it, so
+   * clients reach the masters only through the proxies.
+   */
+  private static final class ProxiedCluster implements AutoCloseable {
+    final List<RedisServer> masters = new java.util.ArrayList<>();
+    final List<SlowProxy> proxies = new java.util.ArrayList<>();
+    final List<Integer> busPorts = new java.util.ArrayList<>();
+
+    static ProxiedCluster start() throws Exception {
+      ProxiedCluster c = new ProxiedCluster();
+      try {
+        for (int i = 0; i < 3; i++) {
+          int port = RedisServer.freePort();
+          int bus = RedisServer.freePort();
+          SlowProxy proxy = new SlowProxy(port);
+          c.proxies.add(proxy);
+          c.busPorts.add(bus);
+          c.masters.add(
+              RedisServer.startOn(
+                  port,
+                  "--cluster-enabled",
+                  "yes",
+                  "--cluster-config-file",
+                  "nodes.conf",
+                  "--cluster-node-timeout",
+                  "1000",
+                  "--cluster-port",
+                  Integer.toString(bus),
+                  "--cluster-announce-port",
+                  proxy.address().substring(proxy.address().indexOf(':') + 1)));
         }
+        String[][] ranges = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
+        for (int i = 0; i < 3; i++) {
+          c.masters.get(i).cli("CLUSTER", "ADDSLOTSRANGE", ranges[i][0], ranges[i][1]);
+        }
+        for (int i = 1; i < 3; i++) {
+          c.masters
+              .get(0)
+              .cli(
+                  "CLUSTER",
+                  "MEET",
+                  "127.0.0.1",
+                  Integer.toString(c.masters.get(i).port()),
+                  Integer.toString(c.busPorts.get(i)));
+        }
+        c.awaitOk();
+        return c;
+      } catch (Exception | Error e) {
+        c.close();
+        throw e;
+      }
+    }
+
+    /** Until every master says the cluster is ok and knows every master by its proxy's port. */
+    private void awaitOk() throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      for (RedisServer m : masters) {
+        while (!m.cli("CLUSTER", "INFO").contains("cluster_state:ok")
+            || !proxies.stream()
+                .allMatch(p -> m.cli("CLUSTER", "NODES").contains(p.address() + "@"))) {
+          assertTrue(System.nanoTime() < deadline, "cluster not ok: " + m.cli("CLUSTER", "NODES"));
+          Thread.sleep(50); // polling a starting cluster
+        }
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      for (RedisServer m : masters) {
+        m.close();
+      }
+      for (SlowProxy p : proxies) {
+        p.close();
       }
     }
   }
 
   @Test
-  void aColdServerCountsTheFirstDecision() {
-    try (RedisServer server = RedisServer.start()) {
-      for (int instance = 1; instance <= 3; instance++) {
-        try (RedisCounterStore store = RedisCounterStore.builder().uri(server.uri()).build()) {
+  void aWarmStoresFirstDecisionOnEachClusterMasterFindsItsConnectionOpen() throws Exception {
+    try (ProxiedCluster cluster = ProxiedCluster.start()) {
+      // Connections to the second and third masters take 800 ms to open, the first's none.
+      cluster.proxies.get(1).holdNewConnections(800);
+      cluster.proxies.get(2).holdNewConnections(800);
+      try (RedisCounterStore store =
+          RedisCounterStore.builder()
+              .cluster(cluster.proxies.get(0).address())
+              .operationTimeout(Duration.ofMillis(200))
+              .connectTimeout(Duration.ofSeconds(10))
+              .storeClock(false)
+              .build()) {
+        List<CounterUpdate> oneClientPerMaster = new java.util.ArrayList<>();
+        for (SlowProxy master : cluster.proxies) {
+          for (int i = 0;
+              oneClientPerMaster.size() < cluster.proxies.indexOf(master) + 1 && i < 100_000;
+              i++) {
+            CounterUpdate u = one("client-" + i).get(0);
+            if (store
+                .connection
+                .nodeOf(store.connection.slotOf(store.keyOf(u)))
+                .equals(master.address())) {
+              oneClientPerMaster.add(u);
+            }
+          }
+        }
+        // The first decision, on the first master, answers at once and makes the store warm: each
+        // of the next waits only the operation timeout, on a master not called yet.
+        for (int m = 0; m < 3; m++) {
           assertEquals(
-              Counts.of(instance, 0),
-              store.increment(List.of(new CounterUpdate("r", "k", 60_000, W / 60, 1))));
+              Counts.of(1, 0),
+              store.increment(List.of(oneClientPerMaster.get(m))),
+              "the first decision on master " + m);
         }
       }
     }
