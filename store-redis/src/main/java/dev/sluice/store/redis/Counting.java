@@ -1,5 +1,6 @@
 package dev.sluice.store.redis;
 
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterUpdate;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
@@ -53,11 +54,12 @@ final class Counting {
     this.coldTimeoutNanos = coldTimeoutNanos;
   }
 
-  long[] increment(List<CounterUpdate> updates) {
+  /** Counts the batch's counters and writes their counts into it ({@link CounterBatch#counted}). */
+  void increment(CounterBatch batch) {
     boolean cold = !answered;
     long deadline = System.nanoTime() + (cold ? coldTimeoutNanos : timeoutNanos);
     while (true) {
-      ScriptCall call = new ScriptCall(this, updates);
+      ScriptCall call = new ScriptCall(this, batch, true);
       try {
         call.send();
       } catch (RuntimeException e) {
@@ -68,9 +70,9 @@ final class Counting {
         continue;
       }
       try {
-        long[] out = call.await(deadline);
+        call.await(deadline);
         answered = true;
-        return out;
+        return;
       } catch (RuntimeException e) {
         call.failed();
         if (!retry(cold, call, deadline)) {
@@ -81,19 +83,22 @@ final class Counting {
     }
   }
 
-  CompletableFuture<long[]> incrementAsync(List<CounterUpdate> updates) {
+  /**
+   * {@link #increment} without waiting: the counts reach the batch in the thread Redis answered on
+   * (or the deadline's), before the returned future completes.
+   */
+  CompletableFuture<Void> incrementAsync(CounterBatch batch) {
     boolean cold = !answered;
     return incrementAsync(
-        updates, cold, System.nanoTime() + (cold ? coldTimeoutNanos : timeoutNanos));
+        batch, cold, System.nanoTime() + (cold ? coldTimeoutNanos : timeoutNanos));
   }
 
-  private CompletableFuture<long[]> incrementAsync(
-      List<CounterUpdate> updates, boolean cold, long deadline) {
-    ScriptCall call = new ScriptCall(this, updates);
+  private CompletableFuture<Void> incrementAsync(CounterBatch batch, boolean cold, long deadline) {
+    ScriptCall call = new ScriptCall(this, batch, false);
     try {
       call.send();
     } catch (RuntimeException e) {
-      return again(updates, cold, deadline, call, e);
+      return again(batch, cold, deadline, call, e);
     }
     return CompletableFuture.allOf(call.futures)
         .orTimeout(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
@@ -101,28 +106,24 @@ final class Counting {
         .thenCompose(
             v -> {
               try {
-                long[] out = call.await(System.nanoTime());
+                call.await(System.nanoTime());
                 answered = true;
-                return CompletableFuture.completedFuture(out);
+                return CompletableFuture.<Void>completedFuture(null);
               } catch (RuntimeException e) {
                 call.failed();
-                return again(updates, cold, deadline, call, e);
+                return again(batch, cold, deadline, call, e);
               }
             });
   }
 
-  private CompletableFuture<long[]> again(
-      List<CounterUpdate> updates,
-      boolean cold,
-      long deadline,
-      ScriptCall call,
-      RuntimeException e) {
+  private CompletableFuture<Void> again(
+      CounterBatch batch, boolean cold, long deadline, ScriptCall call, RuntimeException e) {
     if (!retry(cold, call, deadline)) {
       return CompletableFuture.failedFuture(e);
     }
     return CompletableFuture.supplyAsync(
             () -> null, CompletableFuture.delayedExecutor(COLD_RETRY_NANOS, TimeUnit.NANOSECONDS))
-        .thenCompose(v -> incrementAsync(updates, cold, deadline));
+        .thenCompose(v -> incrementAsync(batch, cold, deadline));
   }
 
   /**

@@ -28,6 +28,10 @@ final class Health {
   }
 
   CircuitBreaker<Object> breaker(String node) {
+    CircuitBreaker<Object> b = breakers.get(node);
+    if (b != null) {
+      return b; // without the lambda computeIfAbsent would be given on every call
+    }
     return breakers.computeIfAbsent(
         node,
         n ->
@@ -36,6 +40,23 @@ final class Health {
                 .withDelay(delay)
                 .withSuccessThreshold(1)
                 .build());
+  }
+
+  /** A node alone and its breaker alone, as {@link #acquire} takes them. */
+  record One(List<CircuitBreaker<Object>> breakers, List<String> nodes) {}
+
+  /** The last {@link #one} asked for: off a Cluster, always the same. */
+  private volatile One one;
+
+  /** {@link One} of {@code node}, the same lists call after call while it is the node asked for. */
+  One one(String node) {
+    One o = one;
+    if (o != null && o.nodes().get(0).equals(node)) {
+      return o;
+    }
+    o = new One(List.of(breaker(node)), List.of(node));
+    one = o;
+    return o;
   }
 
   /**

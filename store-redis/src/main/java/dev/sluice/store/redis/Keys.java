@@ -45,9 +45,11 @@ final class Keys {
    * of its parts, an identity's SHA-256 and Base64, the concatenation) is then one lookup.
    */
   String name(CounterUpdate u) {
-    String rule = u.rule();
-    String identity = u.identity();
-    long period = u.periodMillis();
+    return name(u.rule(), u.identity(), u.periodMillis());
+  }
+
+  /** {@link #name(CounterUpdate)} of the counter {@code (rule, identity, period)}. */
+  String name(String rule, String identity, long period) {
     int hash = (rule.hashCode() * 31 + identity.hashCode()) * 31 + Long.hashCode(period);
     int slot = (hash * 0x9E3779B9) >>> (32 - NAME_SLOTS_LOG2);
     Name n = names[slot];
@@ -74,6 +76,33 @@ final class Keys {
 
   /** A counter's rule, identity and period, and its name; immutable. */
   private record Name(String rule, String identity, long period, String name) {}
+
+  /**
+   * {@code name + window}: the key of a counter's window (its name from {@link #name}), or, with
+   * {@link #RUNNING}, {@code name + "tat"}, its running value's; from the recent ones when it is
+   * there, since a counter comes back many times in one window.
+   */
+  String key(String name, long window) {
+    int slot = (name.hashCode() * 0x9E3779B9) >>> (32 - NAME_SLOTS_LOG2);
+    WindowKey k = windowKeys[slot];
+    if (k != null && k.window == window && k.name.equals(name)) {
+      return k.key;
+    }
+    String key = window == RUNNING ? name + "tat" : name + window;
+    windowKeys[slot] = new WindowKey(name, window, key);
+    return key;
+  }
+
+  /** {@link #key(String, long)}'s window for a running counter's key. */
+  static final long RUNNING = Long.MIN_VALUE;
+
+  /**
+   * Recent keys, one a name; a slot is read without a lock and sees a whole entry or an older one.
+   */
+  private final WindowKey[] windowKeys = new WindowKey[1 << NAME_SLOTS_LOG2];
+
+  /** A counter's name, one of its windows (or {@link #RUNNING}), and its key; immutable. */
+  private record WindowKey(String name, long window, String key) {}
 
   /** The key of a shared value. */
   String value(String name) {

@@ -121,12 +121,21 @@ public final class RedisCounterStore implements CounterStore {
 
   @Override
   public Counts increment(List<CounterUpdate> updates) {
-    return Counts.of(counting.increment(updates));
+    UpdateList batch = new UpdateList(updates);
+    counting.increment(batch);
+    return batch.counts();
+  }
+
+  /** Reads the counters from the batch and writes their counts into it, with nothing copied. */
+  @Override
+  public void increment(CounterBatch batch) {
+    counting.increment(batch);
   }
 
   @Override
   public CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
-    return counting.incrementAsync(updates).thenApply(Counts::of);
+    UpdateList batch = new UpdateList(updates);
+    return counting.incrementAsync(batch).thenApply(v -> batch.counts());
   }
 
   /**
@@ -135,14 +144,7 @@ public final class RedisCounterStore implements CounterStore {
    */
   @Override
   public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
-    int n = batch.size();
-    return incrementAsync(batch.updates())
-        .thenAccept(
-            counts -> {
-              for (int i = 0; i < n; i++) {
-                batch.counted(i, counts.current(i), counts.previous(i));
-              }
-            });
+    return counting.incrementAsync(batch);
   }
 
   @Override

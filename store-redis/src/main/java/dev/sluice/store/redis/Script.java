@@ -46,6 +46,34 @@ final class Script {
     }
   }
 
+  /**
+   * Sends the script by its SHA-1 alone, on the node of {@code keys[0]}: a server that does not
+   * hold it fails the future with {@link RedisNoScriptException} ({@link #noScript}), and {@link
+   * #eval} sends it whole. For a caller that waits anyway and can send it again in its own thread.
+   */
+  <T> CompletableFuture<T> send(
+      RedisScriptingAsyncCommands<String, String> redis,
+      ScriptOutputType type,
+      String[] keys,
+      String... args) {
+    return redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
+  }
+
+  /** Sends the script whole ({@code EVAL}), which also caches it on the server. */
+  <T> CompletableFuture<T> eval(
+      RedisScriptingAsyncCommands<String, String> redis,
+      ScriptOutputType type,
+      String[] keys,
+      String... args) {
+    return redis.<T>eval(body, type, keys, args).toCompletableFuture();
+  }
+
+  /** Whether a call failed because the server did not hold the script. */
+  static boolean noScript(Throwable e) {
+    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    return cause instanceof RedisNoScriptException;
+  }
+
   /** Runs the script on the node of {@code keys[0]} (any node when there are none). */
   <T> CompletableFuture<T> run(
       RedisScriptingAsyncCommands<String, String> redis,

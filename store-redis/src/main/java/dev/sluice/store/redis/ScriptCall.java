@@ -1,7 +1,7 @@
 package dev.sluice.store.redis;
 
 import dev.failsafe.CircuitBreaker;
-import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.CounterBatch;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,74 +15,95 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * One decision's scripts: one per hash slot (one in all off a Cluster), sent together and awaited
- * together. Not thread-safe: one per call.
+ * together. The counters are read from the caller's batch and their counts written back into it
+ * once every script has answered, with nothing copied in between. Not thread-safe: one per call.
  */
 final class ScriptCall {
 
   private final Counting store;
-  private final List<CounterUpdate> updates;
+  private final CounterBatch batch;
+
+  /**
+   * Whether the caller waits for the answers in its own thread ({@link #await} before the
+   * deadline): a script the server does not hold is then sent again whole from there, not from a
+   * stage chained to each call.
+   */
+  private final boolean waits;
+
   private final String[] names;
+
+  /**
+   * Each window counter's previous count, when this instance remembers it; {@link
+   * PreviousCounts#UNKNOWN} for one the script reads; 0 for a running counter.
+   */
   private final long[] known;
-  private final boolean[] read;
 
-  /** The counters of each script, by index into {@code updates}. */
-  private final List<int[]> groups = new ArrayList<>(1);
+  /** The counters of each script, by index into the batch. */
+  private List<int[]> groups;
 
-  private final List<CircuitBreaker<Object>> breakers = new ArrayList<>(1);
-  private final List<String> nodes = new ArrayList<>(1);
+  private List<CircuitBreaker<Object>> breakers;
+  private List<String> nodes;
   CompletableFuture<?>[] futures;
+
+  /** Each script's keys and arguments, as sent, when the caller {@link #waits}. */
+  private String[][] sentKeys;
+
+  private String[][] sentArgs;
+
   private boolean recorded;
 
   /** Whether no script reached Redis: Redis refused them unsent (not connected), safe to resend. */
   private boolean unsent;
 
-  ScriptCall(Counting store, List<CounterUpdate> updates) {
+  ScriptCall(Counting store, CounterBatch batch, boolean waits) {
     this.store = store;
-    this.updates = updates;
-    int n = updates.size();
+    this.batch = batch;
+    this.waits = waits;
+    int n = batch.size();
     this.names = new String[n];
     this.known = new long[n];
-    this.read = new boolean[n];
+  }
+
+  private boolean read(int i) {
+    return known[i] == PreviousCounts.UNKNOWN;
   }
 
   void send() {
     Connection connection = store.connection;
-    int n = updates.size();
+    CounterBatch b = batch;
+    int n = b.size();
     String[] current = new String[n];
     for (int i = 0; i < n; i++) {
-      CounterUpdate u = updates.get(i);
-      String name = store.keys.name(u);
+      String name = store.keys.name(b.rule(i), b.identity(i), b.periodMillis(i));
       names[i] = name;
-      current[i] = u.running() ? name + "tat" : name + u.window();
-      if (!u.running()) {
-        long cached =
-            u.released() ? PreviousCounts.UNKNOWN : store.previous.get(name, u.window() - 1);
-        if (cached == PreviousCounts.UNKNOWN) {
-          read[i] = true;
-        } else {
-          known[i] = cached;
-        }
+      long window = b.window(i);
+      if (b.floor(i) > 0) {
+        current[i] = store.keys.key(name, Keys.RUNNING);
+      } else {
+        current[i] = store.keys.key(name, window);
+        known[i] = b.released(i) ? PreviousCounts.UNKNOWN : store.previous.get(name, window - 1);
       }
     }
     if (!connection.isCluster()) {
-      int[] all = new int[n];
-      for (int i = 0; i < n; i++) {
-        all[i] = i;
-      }
-      groups.add(all);
+      groups = all(n);
+      Health.One one = store.health.one(connection.nodeOf(0));
+      nodes = one.nodes();
+      breakers = one.breakers();
     } else {
       Map<Integer, List<Integer>> bySlot = new HashMap<>();
       for (int i = 0; i < n; i++) {
         bySlot.computeIfAbsent(connection.slotOf(current[i]), s -> new ArrayList<>()).add(i);
       }
+      groups = new ArrayList<>(bySlot.size());
+      nodes = new ArrayList<>(bySlot.size());
+      breakers = new ArrayList<>(bySlot.size());
       for (List<Integer> g : bySlot.values()) {
-        groups.add(g.stream().mapToInt(Integer::intValue).toArray());
+        int[] group = g.stream().mapToInt(Integer::intValue).toArray();
+        groups.add(group);
+        String node = connection.nodeOf(connection.slotOf(current[group[0]]));
+        nodes.add(node);
+        breakers.add(store.health.breaker(node));
       }
-    }
-    for (int[] g : groups) {
-      String node = connection.nodeOf(connection.slotOf(current[g[0]]));
-      nodes.add(node);
-      breakers.add(store.health.breaker(node));
     }
     try {
       store.health.acquire(breakers, nodes);
@@ -91,13 +112,17 @@ final class ScriptCall {
       throw e;
     }
     futures = new CompletableFuture<?>[groups.size()];
+    if (waits) {
+      sentKeys = new String[groups.size()][];
+      sentArgs = new String[groups.size()][];
+    }
     String running = store.serverTime ? "t" : "r";
     try {
       for (int gi = 0; gi < groups.size(); gi++) {
         int[] g = groups.get(gi);
         int keyCount = g.length;
         for (int i : g) {
-          if (read[i]) {
+          if (read(i)) {
             keyCount++;
           }
         }
@@ -106,18 +131,24 @@ final class ScriptCall {
         int k = 0;
         for (int j = 0; j < g.length; j++) {
           int i = g[j];
-          CounterUpdate u = updates.get(i);
+          boolean read = read(i);
           ks[k++] = current[i];
-          args[5 * j] = u.running() ? running : read[i] ? "w" : "c";
-          if (read[i]) {
-            ks[k++] = names[i] + (u.window() - 1);
+          args[5 * j] = b.floor(i) > 0 ? running : read ? "w" : "c";
+          if (read) {
+            ks[k++] = names[i] + (b.window(i) - 1);
           }
-          args[5 * j + 1] = text(u.delta());
-          args[5 * j + 2] = text(RedisCounterStore.ttlMillis(u.periodMillis()));
-          args[5 * j + 3] = text(u.floor());
-          args[5 * j + 4] = text(u.ceiling());
+          args[5 * j + 1] = text(b.delta(i));
+          args[5 * j + 2] = ttlText(b.periodMillis(i));
+          args[5 * j + 3] = text(b.floor(i));
+          args[5 * j + 4] = text(b.ceiling(i));
         }
-        futures[gi] = Script.COUNT.run(connection.commands(), ScriptOutputType.MULTI, ks, args);
+        if (waits) {
+          sentKeys[gi] = ks;
+          sentArgs[gi] = args;
+          futures[gi] = Script.COUNT.send(connection.commands(), ScriptOutputType.MULTI, ks, args);
+        } else {
+          futures[gi] = Script.COUNT.run(connection.commands(), ScriptOutputType.MULTI, ks, args);
+        }
       }
     } catch (RuntimeException e) {
       for (CompletableFuture<?> f : futures) {
@@ -131,28 +162,46 @@ final class ScriptCall {
     }
   }
 
-  long[] await(long deadline) {
-    long[] out = new long[2 * updates.size()];
+  /** One script for the counters 0 to n - 1 of the usual decisions (n &lt; 16), shared. */
+  private static final List<List<int[]>> ALL = new ArrayList<>(16);
+
+  static {
+    for (int n = 0; n < 16; n++) {
+      ALL.add(List.of(indexes(n)));
+    }
+  }
+
+  /** One script for counters {@code 0} to {@code n - 1}; read only. */
+  private static List<int[]> all(int n) {
+    return n < ALL.size() ? ALL.get(n) : List.of(indexes(n));
+  }
+
+  private static int[] indexes(int n) {
+    int[] a = new int[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = i;
+    }
+    return a;
+  }
+
+  /**
+   * Waits for every script until {@code deadline} and, once all have answered, writes each
+   * counter's counts into the batch ({@link CounterBatch#counted}); on a failure, writes none.
+   */
+  void await(long deadline) {
     RuntimeException failure = null;
     boolean allUnsent = true;
-    store.previous.makeRoom(updates.size());
-    for (int gi = 0; gi < groups.size(); gi++) {
+    int scripts = groups.size();
+    List<?> one = null;
+    List<?>[] replies = scripts == 1 ? null : new List<?>[scripts];
+    for (int gi = 0; gi < scripts; gi++) {
       try {
-        List<?> reply = get(futures[gi], deadline);
+        List<?> reply = reply(gi, deadline);
         allUnsent = false;
-        int[] g = groups.get(gi);
-        for (int j = 0; j < g.length; j++) {
-          int i = g[j];
-          out[2 * i] = number(reply.get(2 * j));
-          if (read[i]) {
-            long p = number(reply.get(2 * j + 1));
-            out[2 * i + 1] = p;
-            if (!updates.get(i).released()) {
-              store.previous.put(names[i], updates.get(i).window() - 1, p);
-            }
-          } else {
-            out[2 * i + 1] = known[i];
-          }
+        if (replies == null) {
+          one = reply;
+        } else {
+          replies[gi] = reply;
         }
         store.health.succeeded(breakers.get(gi));
       } catch (RuntimeException e) {
@@ -167,7 +216,23 @@ final class ScriptCall {
       unsent = allUnsent;
       throw failure;
     }
-    return out;
+    store.previous.makeRoom(batch.size());
+    for (int gi = 0; gi < scripts; gi++) {
+      List<?> reply = replies == null ? one : replies[gi];
+      int[] g = groups.get(gi);
+      for (int j = 0; j < g.length; j++) {
+        int i = g[j];
+        long current = number(reply.get(2 * j));
+        long previous = known[i];
+        if (previous == PreviousCounts.UNKNOWN) {
+          previous = number(reply.get(2 * j + 1));
+          if (!batch.released(i)) {
+            store.previous.put(names[i], batch.window(i) - 1, previous);
+          }
+        }
+        batch.counted(i, current, previous);
+      }
+    }
   }
 
   /**
@@ -200,6 +265,32 @@ final class ScriptCall {
           && !(t instanceof io.lettuce.core.RedisCommandTimeoutException)
           && String.valueOf(t.getMessage()).contains("not connected");
     }
+  }
+
+  /**
+   * Script {@code gi}'s answer, waiting until the deadline; sent again whole to a server that
+   * answers {@code NOSCRIPT} when the caller {@link #waits} (otherwise {@link Script#run} did).
+   */
+  private List<?> reply(int gi, long deadline) {
+    if (waits) {
+      CompletableFuture<?> f = futures[gi];
+      try {
+        long wait = deadline - System.nanoTime();
+        f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        if (Script.noScript(e.getCause())) {
+          futures[gi] =
+              Script.COUNT.eval(
+                  store.connection.commands(), ScriptOutputType.MULTI, sentKeys[gi], sentArgs[gi]);
+        }
+      } catch (TimeoutException | InterruptedException e) {
+        // answered below, as any other failure
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+    return get(futures[gi], deadline);
   }
 
   private static List<?> get(CompletableFuture<?> f, long deadline) {
@@ -239,6 +330,26 @@ final class ScriptCall {
   }
 
   private static final String MAX = Long.toString(Long.MAX_VALUE);
+
+  /** A window length and the decimal text of its time to live; immutable. */
+  private record Ttl(long periodMillis, String text) {}
+
+  private static final int TTL_SLOTS_LOG2 = 5;
+
+  /** The time-to-live texts of recent window lengths; read without a lock, whole or not at all. */
+  private static final Ttl[] TTLS = new Ttl[1 << TTL_SLOTS_LOG2];
+
+  /** {@link RedisCounterStore#ttlMillis} of a window length, in decimal. */
+  static String ttlText(long periodMillis) {
+    int slot = (Long.hashCode(periodMillis) * 0x9E3779B9) >>> (32 - TTL_SLOTS_LOG2);
+    Ttl t = TTLS[slot];
+    if (t != null && t.periodMillis() == periodMillis) {
+      return t.text();
+    }
+    String text = text(RedisCounterStore.ttlMillis(periodMillis));
+    TTLS[slot] = new Ttl(periodMillis, text);
+    return text;
+  }
 
   /**
    * {@code v} in decimal, without a new string for the values most arguments take: small deltas and

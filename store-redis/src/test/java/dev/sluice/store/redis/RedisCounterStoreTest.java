@@ -1,9 +1,11 @@
 package dev.sluice.store.redis;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterStoreProvider;
 import dev.sluice.spi.CounterUpdate;
@@ -234,6 +236,88 @@ class RedisCounterStoreTest {
       } finally {
         stalled.resume();
       }
+    }
+  }
+
+  /**
+   * A batch of counters the store reads by index, whose counts it writes back by index: it never
+   * asks for the batch as a list of updates.
+   */
+  private static final class IndexedBatch implements CounterBatch {
+    final List<CounterUpdate> updates;
+    final long[] pairs;
+
+    IndexedBatch(CounterUpdate... updates) {
+      this.updates = List.of(updates);
+      this.pairs = new long[2 * updates.length];
+    }
+
+    @Override
+    public int size() {
+      return updates.size();
+    }
+
+    @Override
+    public String rule(int i) {
+      return updates.get(i).rule();
+    }
+
+    @Override
+    public String identity(int i) {
+      return updates.get(i).identity();
+    }
+
+    @Override
+    public long periodMillis(int i) {
+      return updates.get(i).periodMillis();
+    }
+
+    @Override
+    public long window(int i) {
+      return updates.get(i).window();
+    }
+
+    @Override
+    public long delta(int i) {
+      return updates.get(i).delta();
+    }
+
+    @Override
+    public long floor(int i) {
+      return updates.get(i).floor();
+    }
+
+    @Override
+    public void counted(int i, long current, long previous) {
+      pairs[2 * i] = current;
+      pairs[2 * i + 1] = previous;
+    }
+
+    @Override
+    public List<CounterUpdate> updates() {
+      throw new AssertionError("the batch was copied into a list");
+    }
+
+    @Override
+    public CounterUpdate update(int i) {
+      throw new AssertionError("counter " + i + " was copied into an update");
+    }
+  }
+
+  @Test
+  void aBatchIsCountedInPlaceWithoutCopyingItsCounters() throws Exception {
+    long floor = 1_764_000_000_123_456_789L;
+    try (RedisCounterStore store = floorsAsGiven("inplace")) {
+      store.increment(List.of(new CounterUpdate("r", "k", 1_000, W - 1, 4)));
+      IndexedBatch sync =
+          new IndexedBatch(
+              new CounterUpdate("r", "k", 1_000, W, 1),
+              new CounterUpdate("b", "k", 1_000, W, 7, floor));
+      store.increment(sync);
+      assertArrayEquals(new long[] {1, 4, floor + 7, 0}, sync.pairs);
+      IndexedBatch async = new IndexedBatch(new CounterUpdate("r", "k", 1_000, W, 2));
+      store.incrementAsync(async).get(5, TimeUnit.SECONDS);
+      assertArrayEquals(new long[] {3, 4}, async.pairs, "the previous count remembered");
     }
   }
 }
