@@ -185,8 +185,9 @@ final class ScriptCall {
   }
 
   /**
-   * Waits for every script until {@code deadline} and, once all have answered, writes each
-   * counter's counts into the batch ({@link CounterBatch#counted}); on a failure, writes none.
+   * Waits for every script until {@code deadline} and, once all have answered with a reply of the
+   * expected length, writes each counter's counts into the batch ({@link CounterBatch#counted}); on
+   * a failure, writes none.
    */
   void await(long deadline) {
     RuntimeException failure = null;
@@ -196,7 +197,15 @@ final class ScriptCall {
     List<?>[] replies = scripts == 1 ? null : new List<?>[scripts];
     for (int gi = 0; gi < scripts; gi++) {
       try {
-        List<?> reply = reply(gi, deadline);
+        List<?> reply = reply(gi, deadline, failure == null);
+        if (reply.size() != 2 * groups.get(gi).length) {
+          throw new IllegalStateException(
+              "redis answered "
+                  + reply.size()
+                  + " values for "
+                  + groups.get(gi).length
+                  + " counters");
+        }
         allUnsent = false;
         if (replies == null) {
           one = reply;
@@ -269,16 +278,18 @@ final class ScriptCall {
 
   /**
    * Script {@code gi}'s answer, waiting until the deadline; sent again whole to a server that
-   * answers {@code NOSCRIPT} when the caller {@link #waits} (otherwise {@link Script#run} did).
+   * answers {@code NOSCRIPT} when the caller {@link #waits} (otherwise {@link Script#run} did),
+   * unless the decision has failed already ({@code !resend}) or its deadline has passed: a script
+   * sent then would count a decision reported as failed.
    */
-  private List<?> reply(int gi, long deadline) {
+  private List<?> reply(int gi, long deadline, boolean resend) {
     if (waits) {
       CompletableFuture<?> f = futures[gi];
       try {
         long wait = deadline - System.nanoTime();
         f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
-        if (Script.noScript(e.getCause())) {
+        if (resend && Script.noScript(e.getCause()) && deadline - System.nanoTime() > 0) {
           futures[gi] =
               Script.COUNT.eval(
                   store.connection.commands(), ScriptOutputType.MULTI, sentKeys[gi], sentArgs[gi]);
