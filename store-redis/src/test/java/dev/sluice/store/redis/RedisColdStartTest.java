@@ -12,6 +12,7 @@ import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.testkit.RedisServer;
+import dev.sluice.testkit.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,20 +56,29 @@ class RedisColdStartTest {
         .connectTimeout(Duration.ofSeconds(10));
   }
 
+  /**
+   * A limiter of 5 a minute on {@code store} whose first decision, made now, is asserted counted (4
+   * remaining).
+   */
+  private static RateLimiter limiterWhoseFirstDecisionIsCounted(RedisCounterStore store) {
+    RateLimiter limiter =
+        RateLimiter.fixedWindow(store)
+            .clock(new FakeClock())
+            .tier(5, Duration.ofMinutes(1))
+            .build();
+    Decision first = limiter.tryAcquire("client");
+    assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
+    assertEquals(4, first.remaining());
+    return limiter;
+  }
+
   @Test
   void aColdStoresFirstDecisionWaitsPastTheOperationTimeoutAndIsCounted() throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).build()) {
       proxy.delay(100);
-      RateLimiter limiter =
-          RateLimiter.fixedWindow(store)
-              .clock(new FakeClock())
-              .tier(5, Duration.ofMinutes(1))
-              .build();
-      Decision first = limiter.tryAcquire("client");
-      assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
-      assertEquals(4, first.remaining());
+      RateLimiter limiter = limiterWhoseFirstDecisionIsCounted(store);
       Decision warm = limiter.tryAcquire("client");
       assertEquals(
           StoreStatus.FAILED_OPEN, warm.storeStatus(), "a warm store waits the operation timeout");
@@ -79,7 +89,7 @@ class RedisColdStartTest {
   void aColdStoresFirstAsynchronousDecisionWaitsPastTheOperationTimeoutAndIsCounted()
       throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).build()) {
       proxy.delay(100);
       assertEquals(Counts.of(1, 0), store.incrementAsync(one("k")).get(10, TimeUnit.SECONDS));
@@ -146,14 +156,7 @@ class RedisColdStartTest {
                 return redis;
               });
       try {
-        RateLimiter limiter =
-            RateLimiter.fixedWindow(store)
-                .clock(new FakeClock())
-                .tier(5, Duration.ofMinutes(1))
-                .build();
-        Decision first = limiter.tryAcquire("client");
-        assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
-        assertEquals(4, first.remaining());
+        limiterWhoseFirstDecisionIsCounted(store);
       } finally {
         started.get(10, TimeUnit.SECONDS).close();
       }
@@ -166,13 +169,13 @@ class RedisColdStartTest {
   @Test
   void aDecisionLettuceRefusesWhileTheConnectionReopensIsSentOnceItIsOpen() throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).storeClock(false).build()) {
       // Before the store's first decision its connection drops, and the one Lettuce opens again
       // takes 500 ms to open: until then Lettuce refuses commands unsent ("not connected").
       proxy.holdNewConnections(500);
       int opened = proxy.accepted();
-      proxy.cut();
+      proxy.dropConnections();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (proxy.accepted() == opened) {
         assertTrue(System.nanoTime() < deadline, "lettuce did not reconnect");
@@ -183,12 +186,12 @@ class RedisColdStartTest {
   }
 
   /**
-   * Three masters, no replicas, each announcing the port of a {@link SlowProxy} in front of it, so
+   * Three masters, no replicas, each announcing the port of a {@link TcpProxy} in front of it, so
    * clients reach the masters only through the proxies.
    */
   private static final class ProxiedCluster implements AutoCloseable {
     final List<RedisServer> masters = new java.util.ArrayList<>();
-    final List<SlowProxy> proxies = new java.util.ArrayList<>();
+    final List<TcpProxy> proxies = new java.util.ArrayList<>();
     final List<Integer> busPorts = new java.util.ArrayList<>();
 
     static ProxiedCluster start() throws Exception {
@@ -197,22 +200,16 @@ class RedisColdStartTest {
         for (int i = 0; i < 3; i++) {
           int port = RedisServer.freePort();
           int bus = RedisServer.freePort();
-          SlowProxy proxy = new SlowProxy(port);
+          TcpProxy proxy = TcpProxy.to(port);
           c.proxies.add(proxy);
           c.busPorts.add(bus);
           c.masters.add(
-              RedisServer.startOn(
+              RedisServer.clusterNodeOn(
                   port,
-                  "--cluster-enabled",
-                  "yes",
-                  "--cluster-config-file",
-                  "nodes.conf",
-                  "--cluster-node-timeout",
-                  "1000",
                   "--cluster-port",
                   Integer.toString(bus),
                   "--cluster-announce-port",
-                  proxy.address().substring(proxy.address().indexOf(':') + 1)));
+                  Integer.toString(proxy.port())));
         }
         String[][] ranges = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
         for (int i = 0; i < 3; i++) {
@@ -254,7 +251,7 @@ class RedisColdStartTest {
       for (RedisServer m : masters) {
         m.close();
       }
-      for (SlowProxy p : proxies) {
+      for (TcpProxy p : proxies) {
         p.close();
       }
     }
@@ -274,7 +271,7 @@ class RedisColdStartTest {
               .storeClock(false)
               .build()) {
         List<CounterUpdate> oneClientPerMaster = new java.util.ArrayList<>();
-        for (SlowProxy master : cluster.proxies) {
+        for (TcpProxy master : cluster.proxies) {
           for (int i = 0;
               oneClientPerMaster.size() < cluster.proxies.indexOf(master) + 1 && i < 100_000;
               i++) {
