@@ -119,50 +119,70 @@ class RedisColdStartTest {
     return scheduler;
   }
 
+  /**
+   * A store built on a free port before any Redis listens there: its build's attempt is refused,
+   * and its retry waits on a single-thread scheduler until {@link #letRetriesRun}.
+   */
+  private static final class StoreBeforeRedis implements AutoCloseable {
+    final int port = RedisServer.freePort();
+    private final CountDownLatch gate = new CountDownLatch(1);
+    private final ScheduledExecutorService scheduler = heldUntil(gate);
+    final RedisCounterStore store;
+
+    StoreBeforeRedis() {
+      try {
+        store = store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build();
+      } catch (RuntimeException e) {
+        letRetriesRun();
+        scheduler.shutdownNow();
+        throw e;
+      }
+    }
+
+    void letRetriesRun() {
+      gate.countDown();
+    }
+
+    @Override
+    public void close() {
+      try {
+        store.close();
+      } finally {
+        letRetriesRun();
+        scheduler.shutdownNow();
+      }
+    }
+  }
+
   @Test
   void aDecisionMadeBeforeTheConnectionOpensIsSentOnceItOpens() throws Exception {
-    int port = RedisServer.freePort();
-    CountDownLatch gate = new CountDownLatch(1);
-    ScheduledExecutorService scheduler = heldUntil(gate);
-    // Nothing listens yet: the build's attempt is refused, and its retry waits behind the gate.
-    try (RedisCounterStore store =
-        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
-      CompletableFuture<Counts> first = store.incrementAsync(one("k"));
+    try (StoreBeforeRedis cold = new StoreBeforeRedis()) {
+      CompletableFuture<Counts> first = cold.store.incrementAsync(one("k"));
       assertFalse(first.isDone(), "a cold decision refused unsent was not sent again");
-      try (RedisServer redis = RedisServer.startOn(port)) {
-        gate.countDown();
+      try (RedisServer redis = RedisServer.startOn(cold.port)) {
+        cold.letRetriesRun();
         assertEquals(Counts.of(1, 0), first.get(10, TimeUnit.SECONDS));
-        assertEquals(Counts.of(2, 0), store.increment(one("k")));
+        assertEquals(Counts.of(2, 0), cold.store.increment(one("k")));
       }
-    } finally {
-      gate.countDown();
-      scheduler.shutdownNow();
     }
   }
 
   @Test
   void aBlockingDecisionMadeBeforeTheConnectionOpensIsCountedOnceItOpens() throws Exception {
-    int port = RedisServer.freePort();
-    CountDownLatch gate = new CountDownLatch(1);
-    ScheduledExecutorService scheduler = heldUntil(gate);
-    try (RedisCounterStore store =
-        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
+    try (StoreBeforeRedis cold = new StoreBeforeRedis()) {
       // Redis starts and the connection opens while the decision below is already waiting.
       CompletableFuture<RedisServer> started =
           CompletableFuture.supplyAsync(
               () -> {
-                RedisServer redis = RedisServer.startOn(port);
-                gate.countDown();
+                RedisServer redis = RedisServer.startOn(cold.port);
+                cold.letRetriesRun();
                 return redis;
               });
       try {
-        limiterWhoseFirstDecisionIsCounted(store);
+        limiterWhoseFirstDecisionIsCounted(cold.store);
       } finally {
         started.get(10, TimeUnit.SECONDS).close();
       }
-    } finally {
-      gate.countDown();
-      scheduler.shutdownNow();
     }
   }
 
