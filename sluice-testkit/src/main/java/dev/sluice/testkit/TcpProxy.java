@@ -145,8 +145,8 @@ public final class TcpProxy implements AutoCloseable {
         client.setTcpNoDelay(true);
         target.setTcpNoDelay(true);
       } catch (IOException e) {
-        closeQuietly(
-            client); // the target is down (restarting): the client sees a closed connection
+        // The target is down (restarting): the client sees its connection closed.
+        closeQuietly(client);
         continue;
       }
       synchronized (sockets) {
