@@ -103,47 +103,45 @@ class TcpProxyTest {
     }
   }
 
-  @Test
-  void refuseClosesConnectionsAndRefusesNewOnesUntilRestored() throws IOException {
+  /** Asserts that {@code fault} closes a connection open through the proxy. */
+  private void assertClosesAnOpenConnection(Runnable fault) throws IOException {
     try (Socket open = connect()) {
       assertEquals("a", roundTrip(open, "a"));
-      proxy.refuse();
+      fault.run();
       assertTrue(closedByProxy(open), "an open connection survived");
     }
-    assertThrows(ConnectException.class, this::connect);
-    proxy.restore();
-    try (Socket again = connect()) {
-      assertEquals("b", roundTrip(again, "b"));
+  }
+
+  /** Asserts that a connection opened now passes bytes. */
+  private void assertPasses() throws IOException {
+    try (Socket next = connect()) {
+      assertEquals("b", roundTrip(next, "b"));
     }
   }
 
   @Test
+  void refuseClosesConnectionsAndRefusesNewOnesUntilRestored() throws IOException {
+    assertClosesAnOpenConnection(proxy::refuse);
+    assertThrows(ConnectException.class, this::connect);
+    proxy.restore();
+    assertPasses();
+  }
+
+  @Test
   void cutClosesConnectionsAndEachNewOneUntilRestored() throws IOException {
-    try (Socket open = connect()) {
-      assertEquals("a", roundTrip(open, "a"));
-      proxy.cut();
-      assertTrue(closedByProxy(open), "an open connection survived");
-    }
+    assertClosesAnOpenConnection(proxy::cut);
     try (Socket during = connect()) {
       assertTrue(closedByProxy(during), "a new connection passed while cut");
     }
     assertEquals(1, proxy.accepted());
     proxy.restore();
-    try (Socket again = connect()) {
-      assertEquals("b", roundTrip(again, "b"));
-    }
+    assertPasses();
   }
 
   @Test
   void dropConnectionsClosesOpenOnesAndPassesNewOnes() throws IOException {
-    try (Socket open = connect()) {
-      assertEquals("a", roundTrip(open, "a"));
-      proxy.dropConnections();
-      assertTrue(closedByProxy(open), "an open connection survived");
-    }
-    try (Socket next = connect()) {
-      assertEquals("b", roundTrip(next, "b"));
-    }
+    assertClosesAnOpenConnection(proxy::dropConnections);
+    assertPasses();
   }
 
   @Test
@@ -168,9 +166,7 @@ class TcpProxyTest {
             "echo-accept-again");
     accept.setDaemon(true);
     accept.start();
-    try (Socket again = connect()) {
-      assertEquals("b", roundTrip(again, "b"));
-    }
+    assertPasses();
   }
 
   @Test
