@@ -27,6 +27,7 @@ public final class TcpProxy implements AutoCloseable {
   private final List<Socket> sockets = new ArrayList<>();
   private final AtomicInteger accepted = new AtomicInteger();
   private volatile ServerSocket server;
+  private volatile Thread acceptor;
   private volatile long delayMillis;
   private volatile long holdMillis;
   private volatile boolean cut;
@@ -83,7 +84,7 @@ public final class TcpProxy implements AutoCloseable {
    * listens on the same port again.
    */
   public synchronized void refuse() {
-    closeQuietly(server);
+    stopListening();
     closeConnections();
   }
 
@@ -123,7 +124,21 @@ public final class TcpProxy implements AutoCloseable {
   private void startAccepting(ServerSocket listening) {
     Thread accept = new Thread(() -> accept(listening), "tcp-proxy-accept");
     accept.setDaemon(true);
+    acceptor = accept;
     accept.start();
+  }
+
+  /**
+   * Closes the listening socket and waits for its accepting thread to leave: until it has, the
+   * kernel may still complete a connect on the port.
+   */
+  private void stopListening() {
+    closeQuietly(server);
+    try {
+      acceptor.join(10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void accept(ServerSocket listening) {
@@ -216,7 +231,7 @@ public final class TcpProxy implements AutoCloseable {
   @Override
   public synchronized void close() {
     open = false;
-    closeQuietly(server);
+    stopListening();
     closeConnections();
   }
 }
