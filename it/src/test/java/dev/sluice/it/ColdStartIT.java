@@ -8,6 +8,7 @@ import dev.sluice.StoreStatus;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +24,7 @@ class ColdStartIT {
   @Test
   void aColdInstancesFirstDecisionWaitsForTheStoreAndIsCounted() throws Exception {
     try (MemcachedServer memcached = MemcachedServer.start();
-        DelayingProxy proxy = new DelayingProxy(memcached.port(), 0)) {
+        TcpProxy proxy = TcpProxy.to(memcached.port())) {
       try (MemcachedCounterStore store =
           MemcachedCounterStore.builder()
               .servers("127.0.0.1:" + proxy.port())

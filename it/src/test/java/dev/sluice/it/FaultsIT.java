@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.jaxrs.SluiceFeature;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import dev.sluice.yaml.YamlRules;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -229,7 +230,7 @@ class FaultsIT {
   void aSlowStoreIsBoundedByTheTimeoutAndTheBreaker() throws Exception {
     AtomicLong worstHttp = new AtomicLong();
     AtomicLong healed = new AtomicLong();
-    try (DelayingProxy proxy = new DelayingProxy(memcached.port(), 0);
+    try (TcpProxy proxy = TcpProxy.to(memcached.port());
         App app = app("127.0.0.1:" + proxy.port())) {
       Map<Integer, Integer> statuses =
           load(

@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A fleet of demo JVMs on one memcached, each under libfaketime at its own clock offset, each
- * reaching memcached through one {@link FlappingProxy}: instances can be killed and started again
- * (same offset, a new port), and requests sent to any of them. Close it when done.
+ * reaching memcached through one {@link dev.sluice.testkit.TcpProxy}: instances can be killed and
+ * started again (same offset, a new port), and requests sent to any of them. Close it when done.
  */
 final class Fleet implements AutoCloseable {
 

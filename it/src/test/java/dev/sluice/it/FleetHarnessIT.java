@@ -7,6 +7,7 @@ import dev.sluice.it.FleetSchedule.Kind;
 import dev.sluice.it.FleetSchedule.Shape;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,7 +75,7 @@ class FleetHarnessIT {
   private static final int SCALE = Integer.getInteger("sluice.fleet.scale", 1);
 
   private static MemcachedServer memcached;
-  private static FlappingProxy proxy;
+  private static TcpProxy proxy;
   private static Fleet fleet;
   private static int[] offsets;
 
@@ -84,7 +85,7 @@ class FleetHarnessIT {
         Files.isExecutable(Path.of("/usr/bin/faketime")),
         "libfaketime is not installed (apt-get install faketime)");
     memcached = started;
-    proxy = new FlappingProxy(memcached.port());
+    proxy = TcpProxy.to(memcached.port());
     Random r = new Random(SEED);
     offsets = new int[INSTANCES];
     for (int i = 1; i < INSTANCES; i++) {

@@ -1,6 +1,7 @@
 package dev.sluice.it;
 
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -94,10 +95,10 @@ final class FleetRun {
 
   private final Fleet fleet;
   private final MemcachedServer memcached;
-  private final FlappingProxy proxy;
+  private final TcpProxy proxy;
   private final java.util.concurrent.atomic.AtomicIntegerArray ready;
 
-  FleetRun(Fleet fleet, MemcachedServer memcached, FlappingProxy proxy) {
+  FleetRun(Fleet fleet, MemcachedServer memcached, TcpProxy proxy) {
     this.fleet = fleet;
     this.memcached = memcached;
     this.proxy = proxy;

@@ -14,6 +14,7 @@ import dev.sluice.http.TestRequest;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +52,7 @@ class LateWritesIT {
             .key("header:K")
             .concurrency(2, Duration.ofSeconds(30))
             .build();
-    try (DelayingProxy proxy = new DelayingProxy(memcached.port(), 0);
+    try (TcpProxy proxy = TcpProxy.to(memcached.port());
         MemcachedCounterStore s = store(proxy.port(), "late-slots")) {
       RequestLimiter l =
           RequestLimiter.builder(s).rules(RuleSet.builder().rule(rule).build()).build();
@@ -97,7 +98,7 @@ class LateWritesIT {
 
   @Test
   void aTwoLayerPushThatTimedOutIsNotSentAgain() throws Exception {
-    try (DelayingProxy proxy = new DelayingProxy(memcached.port(), 0);
+    try (TcpProxy proxy = TcpProxy.to(memcached.port());
         MemcachedCounterStore s = store(proxy.port(), "late-push")) {
       RateLimiter l =
           RateLimiter.fixedWindow(s)

@@ -3,6 +3,7 @@ package dev.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.TcpProxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -49,7 +50,7 @@ class LocalPartitionFleetIT {
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private MemcachedServer memcached;
-  private DelayingProxy proxy;
+  private TcpProxy proxy;
   private final List<DemoProcess> fleet = new ArrayList<>();
   private long hour;
 
@@ -59,7 +60,7 @@ class LocalPartitionFleetIT {
   void start() throws Exception {
     hour = System.currentTimeMillis() / 3_600_000;
     memcached = MemcachedServer.start();
-    proxy = new DelayingProxy(memcached.port(), 0);
+    proxy = TcpProxy.to(memcached.port());
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, RULES);
     for (int i = 0; i < INSTANCES; i++) {
@@ -141,7 +142,7 @@ class LocalPartitionFleetIT {
   void aPartitionMidWindowGoesOnFromTheStoresCountAndPushesItBack() throws Exception {
     String key = "partition-" + UUID.randomUUID();
     int admitted = roundRobin(key, 24);
-    proxy.cut();
+    proxy.refuse();
     awaitDecisions(Integer.toString(SHARE));
     int local = roundRobin(key, 30);
     proxy.restore();
@@ -168,7 +169,7 @@ class LocalPartitionFleetIT {
             () -> {
               try {
                 while (!done.get()) {
-                  proxy.cut();
+                  proxy.refuse();
                   Thread.sleep(100); // the injected outage
                   proxy.restore();
                   Thread.sleep(100); // and the store back

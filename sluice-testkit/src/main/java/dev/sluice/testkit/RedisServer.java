@@ -80,19 +80,33 @@ public final class RedisServer implements AutoCloseable {
 
   /** A node of a Redis Cluster, not yet joined to one ({@link RedisCluster}). */
   static RedisServer clusterNode() {
-    return start(
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        "--cluster-node-timeout",
-        "1000",
-        // A replica syncs at once (the default waits 5 s for more replicas to share one transfer),
-        // and always stands for election: a replica that never synced cannot replace its master.
-        "--repl-diskless-sync-delay",
-        "0",
-        "--cluster-replica-validity-factor",
-        "0");
+    return clusterNodeOn(freePort());
+  }
+
+  /**
+   * A node of a Redis Cluster on {@code port}, not yet joined to one, with {@code args} added (a
+   * {@code --cluster-port}, a {@code --cluster-announce-port}): for a cluster a test joins itself.
+   * Its node timeout is 1 s.
+   */
+  public static RedisServer clusterNodeOn(int port, String... args) {
+    List<String> all =
+        new ArrayList<>(
+            List.of(
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "1000",
+                // A replica syncs at once (the default waits 5 s for more replicas to share one
+                // transfer), and always stands for election: a replica that never synced cannot
+                // replace its master.
+                "--repl-diskless-sync-delay",
+                "0",
+                "--cluster-replica-validity-factor",
+                "0"));
+    all.addAll(List.of(args));
+    return startOn(port, all.toArray(new String[0]));
   }
 
   /** A standalone server. */

@@ -12,6 +12,7 @@ import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.testkit.RedisServer;
+import dev.sluice.testkit.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,20 +56,29 @@ class RedisColdStartTest {
         .connectTimeout(Duration.ofSeconds(10));
   }
 
+  /**
+   * A limiter of 5 a minute on {@code store} whose first decision, made now, is asserted counted (4
+   * remaining).
+   */
+  private static RateLimiter limiterWhoseFirstDecisionIsCounted(RedisCounterStore store) {
+    RateLimiter limiter =
+        RateLimiter.fixedWindow(store)
+            .clock(new FakeClock())
+            .tier(5, Duration.ofMinutes(1))
+            .build();
+    Decision first = limiter.tryAcquire("client");
+    assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
+    assertEquals(4, first.remaining());
+    return limiter;
+  }
+
   @Test
   void aColdStoresFirstDecisionWaitsPastTheOperationTimeoutAndIsCounted() throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).build()) {
       proxy.delay(100);
-      RateLimiter limiter =
-          RateLimiter.fixedWindow(store)
-              .clock(new FakeClock())
-              .tier(5, Duration.ofMinutes(1))
-              .build();
-      Decision first = limiter.tryAcquire("client");
-      assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
-      assertEquals(4, first.remaining());
+      RateLimiter limiter = limiterWhoseFirstDecisionIsCounted(store);
       Decision warm = limiter.tryAcquire("client");
       assertEquals(
           StoreStatus.FAILED_OPEN, warm.storeStatus(), "a warm store waits the operation timeout");
@@ -79,7 +89,7 @@ class RedisColdStartTest {
   void aColdStoresFirstAsynchronousDecisionWaitsPastTheOperationTimeoutAndIsCounted()
       throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).build()) {
       proxy.delay(100);
       assertEquals(Counts.of(1, 0), store.incrementAsync(one("k")).get(10, TimeUnit.SECONDS));
@@ -109,70 +119,83 @@ class RedisColdStartTest {
     return scheduler;
   }
 
+  /**
+   * A store built on a free port before any Redis listens there: its build's attempt is refused,
+   * and its retry waits on a single-thread scheduler until {@link #letRetriesRun}.
+   */
+  private static final class StoreBeforeRedis implements AutoCloseable {
+    final int port = RedisServer.freePort();
+    private final CountDownLatch gate = new CountDownLatch(1);
+    private final ScheduledExecutorService scheduler = heldUntil(gate);
+    final RedisCounterStore store;
+
+    StoreBeforeRedis() {
+      try {
+        store = store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build();
+      } catch (RuntimeException e) {
+        letRetriesRun();
+        scheduler.shutdownNow();
+        throw e;
+      }
+    }
+
+    void letRetriesRun() {
+      gate.countDown();
+    }
+
+    @Override
+    public void close() {
+      try {
+        store.close();
+      } finally {
+        letRetriesRun();
+        scheduler.shutdownNow();
+      }
+    }
+  }
+
   @Test
   void aDecisionMadeBeforeTheConnectionOpensIsSentOnceItOpens() throws Exception {
-    int port = RedisServer.freePort();
-    CountDownLatch gate = new CountDownLatch(1);
-    ScheduledExecutorService scheduler = heldUntil(gate);
-    // Nothing listens yet: the build's attempt is refused, and its retry waits behind the gate.
-    try (RedisCounterStore store =
-        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
-      CompletableFuture<Counts> first = store.incrementAsync(one("k"));
+    try (StoreBeforeRedis cold = new StoreBeforeRedis()) {
+      CompletableFuture<Counts> first = cold.store.incrementAsync(one("k"));
       assertFalse(first.isDone(), "a cold decision refused unsent was not sent again");
-      try (RedisServer redis = RedisServer.startOn(port)) {
-        gate.countDown();
+      try (RedisServer redis = RedisServer.startOn(cold.port)) {
+        cold.letRetriesRun();
         assertEquals(Counts.of(1, 0), first.get(10, TimeUnit.SECONDS));
-        assertEquals(Counts.of(2, 0), store.increment(one("k")));
+        assertEquals(Counts.of(2, 0), cold.store.increment(one("k")));
       }
-    } finally {
-      gate.countDown();
-      scheduler.shutdownNow();
     }
   }
 
   @Test
   void aBlockingDecisionMadeBeforeTheConnectionOpensIsCountedOnceItOpens() throws Exception {
-    int port = RedisServer.freePort();
-    CountDownLatch gate = new CountDownLatch(1);
-    ScheduledExecutorService scheduler = heldUntil(gate);
-    try (RedisCounterStore store =
-        store("127.0.0.1:" + port).storeClock(false).scheduler(scheduler).build()) {
+    try (StoreBeforeRedis cold = new StoreBeforeRedis()) {
       // Redis starts and the connection opens while the decision below is already waiting.
       CompletableFuture<RedisServer> started =
           CompletableFuture.supplyAsync(
               () -> {
-                RedisServer redis = RedisServer.startOn(port);
-                gate.countDown();
+                RedisServer redis = RedisServer.startOn(cold.port);
+                cold.letRetriesRun();
                 return redis;
               });
       try {
-        RateLimiter limiter =
-            RateLimiter.fixedWindow(store)
-                .clock(new FakeClock())
-                .tier(5, Duration.ofMinutes(1))
-                .build();
-        Decision first = limiter.tryAcquire("client");
-        assertEquals(StoreStatus.OK, first.storeStatus(), "the first decision was not counted");
-        assertEquals(4, first.remaining());
+        limiterWhoseFirstDecisionIsCounted(cold.store);
       } finally {
         started.get(10, TimeUnit.SECONDS).close();
       }
-    } finally {
-      gate.countDown();
-      scheduler.shutdownNow();
     }
   }
 
   @Test
   void aDecisionLettuceRefusesWhileTheConnectionReopensIsSentOnceItIsOpen() throws Exception {
     try (RedisServer redis = RedisServer.start();
-        SlowProxy proxy = new SlowProxy(redis.port());
+        TcpProxy proxy = TcpProxy.to(redis.port());
         RedisCounterStore store = store(proxy.address()).storeClock(false).build()) {
       // Before the store's first decision its connection drops, and the one Lettuce opens again
       // takes 500 ms to open: until then Lettuce refuses commands unsent ("not connected").
       proxy.holdNewConnections(500);
       int opened = proxy.accepted();
-      proxy.cut();
+      proxy.dropConnections();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (proxy.accepted() == opened) {
         assertTrue(System.nanoTime() < deadline, "lettuce did not reconnect");
@@ -183,12 +206,12 @@ class RedisColdStartTest {
   }
 
   /**
-   * Three masters, no replicas, each announcing the port of a {@link SlowProxy} in front of it, so
+   * Three masters, no replicas, each announcing the port of a {@link TcpProxy} in front of it, so
    * clients reach the masters only through the proxies.
    */
   private static final class ProxiedCluster implements AutoCloseable {
     final List<RedisServer> masters = new java.util.ArrayList<>();
-    final List<SlowProxy> proxies = new java.util.ArrayList<>();
+    final List<TcpProxy> proxies = new java.util.ArrayList<>();
     final List<Integer> busPorts = new java.util.ArrayList<>();
 
     static ProxiedCluster start() throws Exception {
@@ -197,22 +220,16 @@ class RedisColdStartTest {
         for (int i = 0; i < 3; i++) {
           int port = RedisServer.freePort();
           int bus = RedisServer.freePort();
-          SlowProxy proxy = new SlowProxy(port);
+          TcpProxy proxy = TcpProxy.to(port);
           c.proxies.add(proxy);
           c.busPorts.add(bus);
           c.masters.add(
-              RedisServer.startOn(
+              RedisServer.clusterNodeOn(
                   port,
-                  "--cluster-enabled",
-                  "yes",
-                  "--cluster-config-file",
-                  "nodes.conf",
-                  "--cluster-node-timeout",
-                  "1000",
                   "--cluster-port",
                   Integer.toString(bus),
                   "--cluster-announce-port",
-                  proxy.address().substring(proxy.address().indexOf(':') + 1)));
+                  Integer.toString(proxy.port())));
         }
         String[][] ranges = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
         for (int i = 0; i < 3; i++) {
@@ -254,7 +271,7 @@ class RedisColdStartTest {
       for (RedisServer m : masters) {
         m.close();
       }
-      for (SlowProxy p : proxies) {
+      for (TcpProxy p : proxies) {
         p.close();
       }
     }
@@ -274,7 +291,7 @@ class RedisColdStartTest {
               .storeClock(false)
               .build()) {
         List<CounterUpdate> oneClientPerMaster = new java.util.ArrayList<>();
-        for (SlowProxy master : cluster.proxies) {
+        for (TcpProxy master : cluster.proxies) {
           for (int i = 0;
               oneClientPerMaster.size() < cluster.proxies.indexOf(master) + 1 && i < 100_000;
               i++) {
