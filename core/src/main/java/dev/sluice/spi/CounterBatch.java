@@ -147,4 +147,22 @@ public interface CounterBatch {
         released(i),
         ceiling(i));
   }
+
+  /**
+   * The updates as a batch, for a store whose list path is its batch path: each counter read from
+   * {@code updates.get(i)}, {@link #updates} the list itself, and counter {@code i}'s counts
+   * written to {@code counts[2i]} (current) and {@code counts[2i + 1]} (previous), as {@link
+   * Counts#of} reads them.
+   *
+   * @param updates the counters
+   * @param counts where their counts go, {@code 2 × updates.size()} long
+   * @return a batch over both, for one call
+   */
+  static CounterBatch of(List<CounterUpdate> updates, long[] counts) {
+    if (counts.length != 2 * updates.size()) {
+      throw new IllegalArgumentException(
+          counts.length + " counts for " + updates.size() + " updates: two a counter");
+    }
+    return new ListBatch(updates, counts);
+  }
 }

@@ -91,54 +91,7 @@ public final class InMemoryCounterStore implements CounterStore {
   @Override
   public Counts increment(List<CounterUpdate> updates) {
     long[] out = new long[2 * updates.size()];
-    increment(
-        new CounterBatch() {
-          @Override
-          public int size() {
-            return updates.size();
-          }
-
-          @Override
-          public String rule(int i) {
-            return updates.get(i).rule();
-          }
-
-          @Override
-          public String identity(int i) {
-            return updates.get(i).identity();
-          }
-
-          @Override
-          public long periodMillis(int i) {
-            return updates.get(i).periodMillis();
-          }
-
-          @Override
-          public long window(int i) {
-            return updates.get(i).window();
-          }
-
-          @Override
-          public long delta(int i) {
-            return updates.get(i).delta();
-          }
-
-          @Override
-          public long floor(int i) {
-            return updates.get(i).floor();
-          }
-
-          @Override
-          public long ceiling(int i) {
-            return updates.get(i).ceiling();
-          }
-
-          @Override
-          public void counted(int i, long current, long previous) {
-            out[2 * i] = current;
-            out[2 * i + 1] = previous;
-          }
-        });
+    increment(CounterBatch.of(updates, out));
     return Counts.of(out);
   }
 

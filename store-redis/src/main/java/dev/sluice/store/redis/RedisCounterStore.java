@@ -121,9 +121,9 @@ public final class RedisCounterStore implements CounterStore {
 
   @Override
   public Counts increment(List<CounterUpdate> updates) {
-    UpdateList batch = new UpdateList(updates);
-    counting.increment(batch);
-    return batch.counts();
+    long[] counts = new long[2 * updates.size()];
+    counting.increment(CounterBatch.of(updates, counts));
+    return Counts.of(counts);
   }
 
   /** Reads the counters from the batch and writes their counts into it, with nothing copied. */
@@ -134,8 +134,10 @@ public final class RedisCounterStore implements CounterStore {
 
   @Override
   public CompletableFuture<Counts> incrementAsync(List<CounterUpdate> updates) {
-    UpdateList batch = new UpdateList(updates);
-    return counting.incrementAsync(batch).thenApply(v -> batch.counts());
+    long[] counts = new long[2 * updates.size()];
+    return counting
+        .incrementAsync(CounterBatch.of(updates, counts))
+        .thenApply(v -> Counts.of(counts));
   }
 
   /**

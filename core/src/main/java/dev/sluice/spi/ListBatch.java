@@ -1,19 +1,16 @@
-package dev.sluice.store.redis;
+package dev.sluice.spi;
 
-import dev.sluice.spi.CounterBatch;
-import dev.sluice.spi.CounterUpdate;
-import dev.sluice.spi.Counts;
 import java.util.List;
 
-/** A list of updates as a batch, its counts kept for {@link #counts()}. Not thread-safe. */
-final class UpdateList implements CounterBatch {
+/** {@link CounterBatch#of}: a list of updates by index, its counts written into an array. */
+final class ListBatch implements CounterBatch {
 
   private final List<CounterUpdate> updates;
-  private final long[] pairs;
+  private final long[] counts;
 
-  UpdateList(List<CounterUpdate> updates) {
+  ListBatch(List<CounterUpdate> updates, long[] counts) {
     this.updates = updates;
-    this.pairs = new long[2 * updates.size()];
+    this.counts = counts;
   }
 
   @Override
@@ -63,8 +60,8 @@ final class UpdateList implements CounterBatch {
 
   @Override
   public void counted(int i, long current, long previous) {
-    pairs[2 * i] = current;
-    pairs[2 * i + 1] = previous;
+    counts[2 * i] = current;
+    counts[2 * i + 1] = previous;
   }
 
   @Override
@@ -72,8 +69,8 @@ final class UpdateList implements CounterBatch {
     return updates;
   }
 
-  /** The counts written so far, as the store answers them. */
-  Counts counts() {
-    return Counts.of(pairs);
+  @Override
+  public CounterUpdate update(int i) {
+    return updates.get(i);
   }
 }
