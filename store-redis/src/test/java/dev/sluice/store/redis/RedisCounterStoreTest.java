@@ -14,6 +14,8 @@ import dev.sluice.spi.StoreClock;
 import dev.sluice.spi.StoreTimeoutException;
 import dev.sluice.testkit.Redis;
 import dev.sluice.testkit.RedisServer;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -240,68 +242,25 @@ class RedisCounterStoreTest {
   }
 
   /**
-   * A batch of counters the store reads by index, whose counts it writes back by index: it never
-   * asks for the batch as a list of updates.
+   * {@code updates} as a batch the store reads by index, its counts written into {@code pairs}: it
+   * fails if the store asks for the batch as a list of updates or a counter as an update.
    */
-  private static final class IndexedBatch implements CounterBatch {
-    final List<CounterUpdate> updates;
-    final long[] pairs;
-
-    IndexedBatch(CounterUpdate... updates) {
-      this.updates = List.of(updates);
-      this.pairs = new long[2 * updates.length];
-    }
-
-    @Override
-    public int size() {
-      return updates.size();
-    }
-
-    @Override
-    public String rule(int i) {
-      return updates.get(i).rule();
-    }
-
-    @Override
-    public String identity(int i) {
-      return updates.get(i).identity();
-    }
-
-    @Override
-    public long periodMillis(int i) {
-      return updates.get(i).periodMillis();
-    }
-
-    @Override
-    public long window(int i) {
-      return updates.get(i).window();
-    }
-
-    @Override
-    public long delta(int i) {
-      return updates.get(i).delta();
-    }
-
-    @Override
-    public long floor(int i) {
-      return updates.get(i).floor();
-    }
-
-    @Override
-    public void counted(int i, long current, long previous) {
-      pairs[2 * i] = current;
-      pairs[2 * i + 1] = previous;
-    }
-
-    @Override
-    public List<CounterUpdate> updates() {
-      throw new AssertionError("the batch was copied into a list");
-    }
-
-    @Override
-    public CounterUpdate update(int i) {
-      throw new AssertionError("counter " + i + " was copied into an update");
-    }
+  private static CounterBatch indexed(long[] pairs, CounterUpdate... updates) {
+    CounterBatch batch = CounterBatch.of(List.of(updates), pairs);
+    return (CounterBatch)
+        Proxy.newProxyInstance(
+            CounterBatch.class.getClassLoader(),
+            new Class<?>[] {CounterBatch.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("updates") || method.getName().equals("update")) {
+                throw new AssertionError("the batch was copied: " + method.getName());
+              }
+              try {
+                return method.invoke(batch, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
   }
 
   @Test
@@ -309,15 +268,18 @@ class RedisCounterStoreTest {
     long floor = 1_764_000_000_123_456_789L;
     try (RedisCounterStore store = floorsAsGiven("inplace")) {
       store.increment(List.of(new CounterUpdate("r", "k", 1_000, W - 1, 4)));
-      IndexedBatch sync =
-          new IndexedBatch(
+      long[] sync = new long[4];
+      store.increment(
+          indexed(
+              sync,
               new CounterUpdate("r", "k", 1_000, W, 1),
-              new CounterUpdate("b", "k", 1_000, W, 7, floor));
-      store.increment(sync);
-      assertArrayEquals(new long[] {1, 4, floor + 7, 0}, sync.pairs);
-      IndexedBatch async = new IndexedBatch(new CounterUpdate("r", "k", 1_000, W, 2));
-      store.incrementAsync(async).get(5, TimeUnit.SECONDS);
-      assertArrayEquals(new long[] {3, 4}, async.pairs, "the previous count remembered");
+              new CounterUpdate("b", "k", 1_000, W, 7, floor)));
+      assertArrayEquals(new long[] {1, 4, floor + 7, 0}, sync);
+      long[] async = new long[2];
+      store
+          .incrementAsync(indexed(async, new CounterUpdate("r", "k", 1_000, W, 2)))
+          .get(5, TimeUnit.SECONDS);
+      assertArrayEquals(new long[] {3, 4}, async, "the previous count remembered");
     }
   }
 }
