@@ -77,6 +77,9 @@ final class DemoProcess implements AutoCloseable {
     cmd.addAll(
         List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            // Times in the log, to line an instance's store losses up with a run's faults.
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
             "-jar",
             jar.toString(),
             "--host",

@@ -287,11 +287,12 @@ class FleetHarnessIT {
    * data: in any window the fleet admits at most the limit plus the local shares of all instances
    * but one ({@code 6 + 2 × 2}), the bound that holds whichever instances decide locally. Each
    * instance limits at its share, seeded from what the store last said, and pushes what it counted
-   * when the store answers again; after a flap the instances come back one by one, and while one
-   * counts through the store again the others may still spend their shares (the stated {@code P}
-   * term), and an instance whose last answer came before the store admitted others still has its
-   * share (the {@code U} term). Not pushing local counts, as before, admits the limit and every
-   * share ({@code 6 + 3 × 2}).
+   * when the store answers again; after a flap the instances come back within one probe of one
+   * another, and in those milliseconds one may count through the store while the others still spend
+   * their shares (the stated {@code P} term), and an instance whose last answer came before the
+   * store admitted others still has its share (the {@code U} term). Measured: at most 9 (the limit
+   * plus one request per instance) over 40 schedules. Not pushing local counts admits the limit and
+   * every share ({@code 6 + 3 × 2}).
    */
   @Test
   void localSharesHoldTheLimitThroughFlaps() throws Exception {

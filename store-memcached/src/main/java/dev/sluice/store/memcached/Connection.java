@@ -1,6 +1,7 @@
 package dev.sluice.store.memcached;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketAddress;
@@ -14,6 +15,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.ConnectionObserver;
@@ -22,23 +25,53 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The spymemcached client, replaced by a fresh one as soon as a lost node accepts connections
+ * The spymemcached client, replaced by a fresh one as soon as memcached answers on a lost node
  * again.
  *
  * <p>spymemcached reconnects a lost node after a whole second at best, so a memcached restarted in
  * a few milliseconds would leave a second of decisions uncounted. While a node is lost this probes
- * it every {@link #PROBE_MILLIS} ms with a plain TCP connect; when it answers, a new client is
+ * it every {@link #PROBE_MILLIS} ms: a connect and a binary-protocol no-op, which memcached itself
+ * must answer. A connect alone is not enough: a proxy in front of a memcached that is down or cut
+ * off (a network flap) accepts the connection and closes it, and a client connected to it would
+ * count the node as up while every decision on it times out. When the node answers, a new client is
  * connected, and once it has reached that node and every other live one it takes the old one's
- * place (which is shut down a second later, after its operations in flight). Calls keep going to
- * the old client until then, so nodes that never failed see no gap. Probes, the wait for the new
- * client and the old one's shutdown are tasks on the store's scheduler; none blocks it longer than
- * a probe's connect.
+ * place (which is shut down a second later, after its operations in flight); the swap brings back
+ * that node alone (another lost node the new client reached comes back by its own probe). Calls
+ * keep going to the old client until then, so nodes that never failed see no gap. When the old
+ * client reconnects a lost node on its own, the node comes back if memcached answers the no-op
+ * within {@link #CONFIRM_MILLIS} ms: a memcached too far or too busy to answer a probe in time
+ * still comes back, after spymemcached's reconnect delay. Probes, the wait for the new client and
+ * the old one's shutdown are tasks on the store's scheduler; none blocks it longer than a probe's
+ * connect and answer ({@link #PROBE_MILLIS} ms each; {@link #CONFIRM_MILLIS} for a reconnection's,
+ * at most once per spymemcached reconnect).
  */
 final class Connection implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
 
   static final int PROBE_MILLIS = 20;
+
+  /**
+   * How often a node whose breaker opened is probed: less often than a lost one, as a stalled
+   * memcached holds each probe for its whole answer timeout (a scheduler thread blocked at most 40
+   * ms in every 140).
+   */
+  static final int STALL_PROBE_MILLIS = 100;
+
+  /** How long memcached may take to answer after the old client reconnected it on its own. */
+  static final int CONFIRM_MILLIS = 250;
+
+  private static final int REQUEST_MAGIC = 0x80;
+  private static final int RESPONSE_MAGIC = 0x81;
+  private static final int NOOP_OPCODE = 0x0a;
+
+  /** A binary-protocol no-op: a 24-byte request header with no key, extras or body. */
+  private static final byte[] NOOP = new byte[24];
+
+  static {
+    NOOP[0] = (byte) REQUEST_MAGIC;
+    NOOP[1] = (byte) NOOP_OPCODE;
+  }
 
   /** What the store does when a node is lost or reached. */
   interface Nodes {
@@ -113,20 +146,54 @@ final class Connection implements AutoCloseable {
 
   private void check(SocketAddress node) {
     if (closed || !nodes.isDown(node)) {
-      probing.remove(node); // spymemcached reconnected it first, or the store is closed
+      probing.remove(node); // back by the old client's own reconnection, or the store is closed
       return;
     }
-    if (accepts(node)) {
+    if (answers(node, PROBE_MILLIS)) {
       replaceReaching(node);
     } else {
       schedule(node);
     }
   }
 
-  private static boolean accepts(SocketAddress node) {
+  /**
+   * Probes {@code node} every {@link #STALL_PROBE_MILLIS} ms while {@code wanted} holds, then tells
+   * {@code done} whether memcached answered: for a node whose breaker opened while its connection
+   * stayed up, so it is tried again as soon as memcached answers.
+   */
+  void untilAnswers(SocketAddress node, BooleanSupplier wanted, Consumer<Boolean> done) {
+    try {
+      var unused =
+          scheduler.schedule(
+              () -> {
+                if (closed || !wanted.getAsBoolean()) {
+                  done.accept(false);
+                } else if (answers(node, PROBE_MILLIS)) {
+                  done.accept(true);
+                } else {
+                  untilAnswers(node, wanted, done);
+                }
+              },
+              STALL_PROBE_MILLIS,
+              TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      done.accept(false); // the application shut its scheduler down
+    }
+  }
+
+  /**
+   * Whether memcached at {@code node} answers a binary-protocol no-op: connected within {@code
+   * millis}, answered within {@code millis} more.
+   */
+  static boolean answers(SocketAddress node, int millis) {
     try (Socket s = new Socket()) {
-      s.connect(node, PROBE_MILLIS);
-      return true;
+      s.connect(node, millis);
+      s.setSoTimeout(millis);
+      s.setTcpNoDelay(true);
+      s.getOutputStream().write(NOOP);
+      InputStream in = s.getInputStream();
+      // The answer's header starts with the response magic and the request's opcode.
+      return in.read() == RESPONSE_MAGIC && in.read() == NOOP_OPCODE;
     } catch (IOException e) {
       return false;
     }
@@ -160,7 +227,7 @@ final class Connection implements AutoCloseable {
                   fresh.shutdown(0, TimeUnit.MILLISECONDS);
                   schedule(node);
                 } else {
-                  swap(node, fresh, o);
+                  swap(node, fresh);
                 }
               },
               scheduler)
@@ -171,7 +238,7 @@ final class Connection implements AutoCloseable {
     }
   }
 
-  private void swap(SocketAddress node, MemcachedClient fresh, Observer o) {
+  private void swap(SocketAddress node, MemcachedClient fresh) {
     probing.remove(node);
     MemcachedClient old;
     synchronized (this) {
@@ -182,8 +249,8 @@ final class Connection implements AutoCloseable {
       old = client;
       client = fresh;
     }
-    o.up.forEach(nodes::up);
-    LOG.info("memcached node {} accepts connections again: a new client replaced the old", node);
+    nodes.up(node);
+    LOG.info("memcached node {} answers again: a new client replaced the old", node);
     // The old client's operations in flight get a second to finish before it is shut down.
     try {
       var unused =
@@ -223,8 +290,28 @@ final class Connection implements AutoCloseable {
       if (awaited != null && up.contains(awaited) && reachesEveryLiveNode()) {
         reached.complete(null);
       }
-      if (owner == client) {
-        nodes.up(node);
+      if (owner == client && nodes.isDown(node)) {
+        confirm(node);
+      }
+    }
+
+    /**
+     * The current client reconnected a lost node on its own: it comes back if memcached answers,
+     * not on the connect alone (a proxy in front of a memcached cut off accepts, then closes).
+     */
+    private void confirm(SocketAddress node) {
+      try {
+        scheduler.execute(
+            () -> {
+              if (!closed
+                  && owner == client
+                  && nodes.isDown(node)
+                  && answers(node, CONFIRM_MILLIS)) {
+                nodes.up(node);
+              }
+            });
+      } catch (RejectedExecutionException e) {
+        // the application shut its scheduler down
       }
     }
 

@@ -7,6 +7,8 @@ import java.net.SocketAddress;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
@@ -45,7 +47,8 @@ final class Counting {
     this.keys = new Keys(b.prefix);
     this.bulkGets = b.bulkGets;
     this.clock = b.clock;
-    this.health = new NodeHealth(b.breakerFailures, b.breakerDelay, this::nodeOf);
+    this.health =
+        new NodeHealth(b.breakerFailures, b.breakerDelay, this::nodeOf, this::untilAnswers);
     this.lines = new RunningLines(this, MemcachedCounterStore.PREVIOUS_CACHE_SIZE, stuckNanos);
     this.connection = connect(b.servers, b, health, b.scheduler);
     this.singleNode =
@@ -80,6 +83,10 @@ final class Counting {
         b.connectTimeout.toMillis(),
         health,
         scheduler);
+  }
+
+  private void untilAnswers(SocketAddress node, BooleanSupplier wanted, Consumer<Boolean> done) {
+    connection.untilAnswers(node, wanted, done);
   }
 
   Connection connection() {

@@ -8,13 +8,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Whether each memcached node may be called: a circuit breaker per node, and the nodes whose
- * connection is lost, which no call reaches until they are connected again. Thread-safe.
+ * connection is lost, which no call reaches until they are connected again. A breaker opened by
+ * failures on a connection that stayed up (memcached stalled or slow) lets a call through as soon
+ * as memcached answers a probe again, or after its delay, whichever comes first: instances that
+ * share a stalled store all count in it again within tens of milliseconds of its return, not each
+ * after its own breaker's delay. Thread-safe.
  */
 final class NodeHealth implements Connection.Nodes {
 
@@ -29,17 +35,29 @@ final class NodeHealth implements Connection.Nodes {
   /** The breakers that recorded a failure since they last recorded a success; usually none. */
   private final Set<CircuitBreaker<Object>> failing = ConcurrentHashMap.newKeySet();
 
+  /** Probes a node until memcached answers; see {@link Connection#untilAnswers}. */
+  interface Prober {
+    void untilAnswers(SocketAddress node, BooleanSupplier wanted, Consumer<Boolean> done);
+  }
+
+  private final Prober prober;
+
+  /** The nodes whose open breaker is being probed. */
+  private final Set<SocketAddress> probed = ConcurrentHashMap.newKeySet();
+
   private volatile boolean closing;
 
   /**
    * @param failures failed decisions in a row that open a node's breaker
    * @param delay how long an open breaker waits before it lets a probe through
    * @param nodeOf the node a key lives on
+   * @param prober probes a node whose breaker opened while its connection stayed up
    */
-  NodeHealth(int failures, Duration delay, Function<String, SocketAddress> nodeOf) {
+  NodeHealth(int failures, Duration delay, Function<String, SocketAddress> nodeOf, Prober prober) {
     this.failures = failures;
     this.delay = delay;
     this.nodeOf = nodeOf;
+    this.prober = prober;
   }
 
   /**
@@ -47,9 +65,9 @@ final class NodeHealth implements Connection.Nodes {
    * {@code keys}. A node that is down refuses the batch before any permit is taken. A permit taken
    * must be answered with a recorded result (else a half-open breaker would wait for it forever);
    * when a later node's breaker refuses, the half-open permits already taken are handed back by
-   * re-entering half-open, and closed breakers need no answer, so a refusing node never records
-   * anything on a healthy one. A node whose connection is lost is probed by the connection, not by
-   * requests.
+   * opening the breaker and half-opening it again (Failsafe's half-open of a half-open breaker
+   * changes nothing), and closed breakers need no answer, so a refusing node never records anything
+   * on a healthy one. A node whose connection is lost is probed by the connection, not by requests.
    *
    * @throws StoreUnavailableException when a node is down or its breaker refuses
    */
@@ -65,14 +83,14 @@ final class NodeHealth implements Connection.Nodes {
     }
     List<CircuitBreaker<Object>> taken = List.of();
     for (CircuitBreaker<Object> b : distinct(out)) {
-      boolean halfOpen = b.isHalfOpen();
       if (!b.tryAcquirePermit()) {
         for (CircuitBreaker<Object> t : taken) {
+          t.open();
           t.halfOpen();
         }
         throw new StoreUnavailableException("memcached: circuit open");
       }
-      if (halfOpen) {
+      if (b.isHalfOpen()) { // the permit was a half-open breaker's (an open one half-opens on it)
         if (taken.isEmpty()) {
           taken = new ArrayList<>(2);
         }
@@ -114,7 +132,28 @@ final class NodeHealth implements Connection.Nodes {
                 .withFailureThreshold(failures)
                 .withDelay(delay)
                 .withSuccessThreshold(1)
+                .onOpen(e -> opened(a))
                 .build());
+  }
+
+  /**
+   * A node's breaker opened: unless its connection is lost (the connection probes it then), it is
+   * half-opened as soon as memcached answers a probe, so the next call tries it.
+   */
+  private void opened(SocketAddress node) {
+    if (closing || down.contains(node) || !probed.add(node)) {
+      return;
+    }
+    prober.untilAnswers(
+        node,
+        () -> !closing && !down.contains(node) && breaker(node).isOpen(),
+        answered -> {
+          probed.remove(node);
+          CircuitBreaker<Object> b = breaker(node);
+          if (answered && b.isOpen()) { // not if it half-opened on its delay meanwhile
+            b.halfOpen();
+          }
+        });
   }
 
   @Override
