@@ -146,7 +146,11 @@ final class NodeHealth implements Connection.Nodes {
     }
     prober.untilAnswers(
         node,
-        () -> !closing && !down.contains(node) && breaker(node).isOpen(),
+        // Within the breaker's delay only: after it the breaker lets a call through itself.
+        () -> {
+          CircuitBreaker<Object> b = breaker(node);
+          return !closing && !down.contains(node) && b.isOpen() && !b.getRemainingDelay().isZero();
+        },
         answered -> {
           probed.remove(node);
           CircuitBreaker<Object> b = breaker(node);

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -315,6 +316,25 @@ final class Connection implements AutoCloseable {
   /** The hash slot of a key, or 0 when not a cluster (every key goes to one master). */
   int slotOf(String key) {
     return cluster == null ? 0 : SlotHash.getSlot(key);
+  }
+
+  /**
+   * Completes when Redis at {@code node} (as {@link #nodeOf} names it) answers a {@code TIME} sent
+   * now, through the connection decisions use: behind a stall it completes when Redis takes up its
+   * commands again, or fails on Lettuce's timeout.
+   */
+  CompletableFuture<Object> answered(String node) {
+    StatefulRedisClusterConnection<String, String> cc = clusterConnection;
+    if (cc == null) {
+      return Script.TIME.run(commands(), ScriptOutputType.MULTI, new String[0]);
+    }
+    int colon = node.lastIndexOf(':');
+    if (colon < 0) {
+      return CompletableFuture.failedFuture(new StoreUnavailableException("no master: " + node));
+    }
+    return cc.getConnectionAsync(
+            node.substring(0, colon), Integer.parseInt(node.substring(colon + 1)))
+        .thenCompose(c -> Script.TIME.run(c.async(), ScriptOutputType.MULTI, new String[0]));
   }
 
   /** The master serving {@code slot}, as {@code host:port}, for its breaker. */

@@ -6,25 +6,49 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A circuit breaker per Redis node (a master: the one of a standalone server or a Sentinel group,
- * each master of a Cluster). An open breaker refuses calls at once; after its delay it lets one
- * probe through, and the probe's result closes or reopens it. Thread-safe.
+ * each master of a Cluster). An open breaker refuses calls at once; it lets one call through as
+ * soon as the node answers a {@code TIME} sent when it opened (Redis stalled takes its commands up
+ * again), or after its delay, whichever comes first, and that call's result closes or reopens it.
+ * So instances that share a stalled Redis count in it again together, within milliseconds of its
+ * return, not each after its own breaker's delay. Thread-safe.
  */
 final class Health {
 
+  /** The pause before a node whose probe failed (Lettuce's timeout) is probed again. */
+  static final long PROBE_AGAIN_MILLIS = 100;
+
+  /** Completes when Redis at a node answers a command sent now; see {@link Connection#answered}. */
+  interface Prober {
+    CompletableFuture<?> answered(String node);
+  }
+
   private final int failures;
   private final Duration delay;
+  private final Prober prober;
+  private final ScheduledExecutorService scheduler;
+
+  /** The nodes whose open breaker is being probed. */
+  private final Set<String> probed = ConcurrentHashMap.newKeySet();
+
+  private volatile boolean closed;
   private final Map<String, CircuitBreaker<Object>> breakers = new ConcurrentHashMap<>();
 
   /** The breakers that recorded a failure since they last recorded a success; usually none. */
   private final Set<CircuitBreaker<Object>> failing = ConcurrentHashMap.newKeySet();
 
-  Health(int failures, Duration delay) {
+  Health(int failures, Duration delay, Prober prober, ScheduledExecutorService scheduler) {
     this.failures = failures;
     this.delay = delay;
+    this.prober = prober;
+    this.scheduler = scheduler;
   }
 
   CircuitBreaker<Object> breaker(String node) {
@@ -39,7 +63,49 @@ final class Health {
                 .withFailureThreshold(failures)
                 .withDelay(delay)
                 .withSuccessThreshold(1)
+                .onOpen(e -> opened(n))
                 .build());
+  }
+
+  /** {@code node}'s breaker opened: it is half-opened as soon as the node answers a probe. */
+  private void opened(String node) {
+    if (probed.add(node)) {
+      probe(node);
+    }
+  }
+
+  private void probe(String node) {
+    CompletableFuture<?> answer;
+    try {
+      answer = prober.answered(node);
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    var unused =
+        answer.whenComplete(
+            (v, e) -> {
+              CircuitBreaker<Object> b = breaker(node);
+              // Probed within the breaker's delay only: after it the breaker lets a call through
+              // itself, and a node no call reaches any more (a master replaced) is left alone.
+              if (e == null || !b.isOpen() || b.getRemainingDelay().isZero()) {
+                probed.remove(node);
+                if (e == null && b.isOpen()) { // not if it half-opened on its delay meanwhile
+                  b.halfOpen();
+                }
+                return;
+              }
+              if (closed) {
+                probed.remove(node);
+                return;
+              }
+              try {
+                var unusedAgain =
+                    scheduler.schedule(
+                        () -> probe(node), PROBE_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
+              } catch (RejectedExecutionException stopped) {
+                probed.remove(node); // the application shut its scheduler down
+              }
+            });
   }
 
   /** A node alone and its breaker alone, as {@link #acquire} takes them. */
@@ -61,7 +127,8 @@ final class Health {
 
   /**
    * A permit from each breaker, in order. When one refuses, the half-open permits already taken are
-   * handed back by re-entering half-open (closed breakers need no answer).
+   * handed back by opening each breaker and half-opening it again (Failsafe's half-open of a
+   * half-open breaker changes nothing); closed breakers need no answer.
    *
    * @throws StoreUnavailableException when a breaker refuses
    */
@@ -69,14 +136,14 @@ final class Health {
     List<CircuitBreaker<Object>> taken = List.of();
     for (int i = 0; i < nodes.size(); i++) {
       CircuitBreaker<Object> b = nodes.get(i);
-      boolean halfOpen = b.isHalfOpen();
       if (!b.tryAcquirePermit()) {
         for (CircuitBreaker<Object> t : taken) {
+          t.open();
           t.halfOpen();
         }
         throw new StoreUnavailableException("redis node " + names.get(i) + ": circuit open");
       }
-      if (halfOpen) {
+      if (b.isHalfOpen()) { // the permit was a half-open breaker's (an open one half-opens on it)
         if (taken.isEmpty()) {
           taken = new ArrayList<>(2);
         }
@@ -94,6 +161,11 @@ final class Health {
     if (!b.isClosed() || (!failing.isEmpty() && failing.remove(b))) {
       b.recordSuccess();
     }
+  }
+
+  /** The store is closed: no node is probed again. */
+  void close() {
+    closed = true;
   }
 
   /** Closes every breaker: the connection they were failing on is back. */

@@ -65,7 +65,7 @@ public final class RedisCounterStore implements CounterStore {
     this.keys = new Keys(b.prefix);
     long timeoutNanos = b.operationTimeout.toNanos();
     long coldTimeoutNanos = Math.max(timeoutNanos, b.connectTimeout.toNanos());
-    Health health = new Health(b.breakerFailures, b.breakerDelay);
+    Health health = new Health(b.breakerFailures, b.breakerDelay, this::answered, b.scheduler);
     List<RedisURI> uris = new ArrayList<>();
     for (String text : b.uris) {
       // Parsed again for each store: a RedisURI is mutable, and the builder may build again.
@@ -180,7 +180,13 @@ public final class RedisCounterStore implements CounterStore {
     if (clock != null) {
       clock.close();
     }
+    counting.health.close();
     connection.close();
+  }
+
+  /** Completes when Redis at {@code node} answers; for its breaker. */
+  private CompletableFuture<Object> answered(String node) {
+    return connection.answered(node);
   }
 
   @Override

@@ -95,6 +95,39 @@ class RedisFailureTest {
     }
   }
 
+  /**
+   * A stalled Redis opens the breaker; it is tried again as soon as Redis answers, not after the
+   * breaker's delay (5 s here): instances that share it count in it again together.
+   */
+  @Test
+  void aStalledRedisIsTriedAgainAsSoonAsItAnswers() {
+    try (RedisServer server = RedisServer.start();
+        RedisCounterStore store =
+            RedisCounterStore.builder()
+                .uri(server.uri())
+                .operationTimeout(Duration.ofMillis(20))
+                .circuitBreaker(3, Duration.ofSeconds(5))
+                .build()) {
+      store.increment(one());
+      for (int round = 0; round < 3; round++) {
+        server.pause();
+        try {
+          for (int i = 0; i < 3; i++) {
+            assertThrows(RuntimeException.class, () -> store.increment(one()));
+          }
+          RuntimeException open =
+              assertThrows(RuntimeException.class, () -> store.increment(one()));
+          assertTrue(open.getMessage().contains("circuit open"), open.toString());
+        } finally {
+          server.resume();
+        }
+        long ms = untilCounted(store, Duration.ofSeconds(10));
+        System.out.println("stall " + round + ": counted again " + ms + " ms after it ended");
+        assertTrue(ms < 600, "counted again after " + ms + " ms");
+      }
+    }
+  }
+
   @Test
   void aRedisNotThereAtStartIsCountedOnceItIs() {
     int port = RedisServer.freePort();
