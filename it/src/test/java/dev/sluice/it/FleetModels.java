@@ -113,7 +113,8 @@ final class FleetModels {
           .anyMatch(
               h ->
                   (h.kind() == FleetSchedule.Kind.RESTART_MEMCACHED
-                          || h.kind() == FleetSchedule.Kind.FLAP)
+                          || h.kind() == FleetSchedule.Kind.FLAP
+                          || h.kind() == FleetSchedule.Kind.STALL)
                       && h.fromMillis() <= to
                       && h.toMillis() + GRACE_MILLIS >= from);
     }

@@ -213,6 +213,11 @@ final class FleetRun {
         pause(f.lengthMillis());
         proxy.restore();
       }
+      case STALL -> {
+        memcached.stall();
+        pause(f.lengthMillis());
+        memcached.resume();
+      }
     }
     faults.add(new Happened(f.kind(), f.instance(), from, System.currentTimeMillis()));
   }

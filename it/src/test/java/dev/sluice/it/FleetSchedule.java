@@ -35,7 +35,9 @@ record FleetSchedule(long seed, List<Client> clients, List<Fault> faults) {
     /** Fill memcached (started small) with keys until it evicts. */
     EVICT,
     /** Cut every instance off memcached for {@code lengthMillis}, then restore. */
-    FLAP
+    FLAP,
+    /** Freeze memcached (SIGSTOP) for {@code lengthMillis}, then thaw it (SIGCONT). */
+    STALL
   }
 
   record Fault(long atMillis, Kind kind, int instance, long lengthMillis) {
@@ -46,7 +48,7 @@ record FleetSchedule(long seed, List<Client> clients, List<Fault> faults) {
           + "ms "
           + kind
           + (kind == Kind.KILL_INSTANCE ? " i" + instance : "")
-          + (kind == Kind.FLAP ? " " + lengthMillis + "ms" : "");
+          + (kind == Kind.FLAP || kind == Kind.STALL ? " " + lengthMillis + "ms" : "");
     }
   }
 
