@@ -70,9 +70,12 @@ public final class RedisServer implements AutoCloseable {
             + name
             + " 1\n";
     try {
-      RedisServer s = new RedisServer(SENTINEL, freePort(), List.of(), conf);
-      s.launch();
-      return s;
+      return onAFreePort(
+          port -> {
+            RedisServer s = new RedisServer(SENTINEL, port, List.of(), conf);
+            s.launch();
+            return s;
+          });
     } catch (IOException e) {
       throw new IllegalStateException("cannot start redis-sentinel: " + e.getMessage(), e);
     }
@@ -80,7 +83,11 @@ public final class RedisServer implements AutoCloseable {
 
   /** A node of a Redis Cluster, not yet joined to one ({@link RedisCluster}). */
   static RedisServer clusterNode() {
-    return clusterNodeOn(freePort());
+    try {
+      return onAFreePort(RedisServer::clusterNodeOn);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot start redis-server: " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -112,9 +119,12 @@ public final class RedisServer implements AutoCloseable {
   /** A standalone server. */
   public static RedisServer start(String... args) {
     try {
-      RedisServer s = new RedisServer(freePort(), List.of(args));
-      s.launch();
-      return s;
+      return onAFreePort(
+          port -> {
+            RedisServer s = new RedisServer(port, List.of(args));
+            s.launch();
+            return s;
+          });
     } catch (IOException e) {
       throw new IllegalStateException("cannot start redis-server: " + e.getMessage(), e);
     }
@@ -303,5 +313,25 @@ public final class RedisServer implements AutoCloseable {
   /** A loopback port nothing listens on now, for a server a test starts itself. */
   public static int freePort() {
     return Servers.freePort();
+  }
+
+  private interface Launch {
+    RedisServer at(int port) throws IOException;
+  }
+
+  /**
+   * Launches on a free port, and again on another when the port was taken between its choice and
+   * the server's bind (another process, or a connection's ephemeral port), up to five times.
+   */
+  private static RedisServer onAFreePort(Launch launch) throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return launch.at(freePort());
+      } catch (IllegalStateException e) {
+        if (attempt == 5 || !String.valueOf(e.getMessage()).contains("Address already in use")) {
+          throw e;
+        }
+      }
+    }
   }
 }

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,14 +37,13 @@ import org.slf4j.LoggerFactory;
  * count the node as up while every decision on it times out. When the node answers, a new client is
  * connected, and once it has reached that node and every other live one it takes the old one's
  * place (which is shut down a second later, after its operations in flight); the swap brings back
- * that node alone (another lost node the new client reached comes back by its own probe). Calls
- * keep going to the old client until then, so nodes that never failed see no gap. When the old
- * client reconnects a lost node on its own, the node comes back if memcached answers the no-op
- * within {@link #CONFIRM_MILLIS} ms: a memcached too far or too busy to answer a probe in time
- * still comes back, after spymemcached's reconnect delay. Probes, the wait for the new client and
- * the old one's shutdown are tasks on the store's scheduler; none blocks it longer than a probe's
- * connect and answer ({@link #PROBE_MILLIS} ms each; {@link #CONFIRM_MILLIS} for a reconnection's,
- * at most once per spymemcached reconnect).
+ * that node alone (another lost node the new client reached comes back by its own probe), and the
+ * old client reconnecting a node on its own brings back nothing. Calls keep going to the old client
+ * until then, so nodes that never failed see no gap. Every {@link #LENIENT_EVERY}th probe of a lost
+ * node gives memcached {@link #LENIENT_MILLIS} ms to connect and answer: a memcached too far or too
+ * busy for the 20 ms probe still comes back, within about a second. Probes block while they wait,
+ * so they run on the store's own probe thread; the wait for the new client and the old one's
+ * shutdown are tasks on the store's scheduler.
  */
 final class Connection implements AutoCloseable {
 
@@ -51,15 +51,14 @@ final class Connection implements AutoCloseable {
 
   static final int PROBE_MILLIS = 20;
 
-  /**
-   * How often a node whose breaker opened is probed: less often than a lost one, as a stalled
-   * memcached holds each probe for its whole answer timeout (a scheduler thread blocked at most 40
-   * ms in every 140).
-   */
+  /** How often a node whose breaker opened is probed. */
   static final int STALL_PROBE_MILLIS = 100;
 
-  /** How long memcached may take to answer after the old client reconnected it on its own. */
-  static final int CONFIRM_MILLIS = 250;
+  /** Every this many probes of a lost node, one with {@link #LENIENT_MILLIS}. */
+  static final int LENIENT_EVERY = 25;
+
+  /** How long a lenient probe waits for the connect, and then for the answer. */
+  static final int LENIENT_MILLIS = 250;
 
   private static final int REQUEST_MAGIC = 0x80;
   private static final int RESPONSE_MAGIC = 0x81;
@@ -89,6 +88,16 @@ final class Connection implements AutoCloseable {
   private final AtomicInteger opened = new AtomicInteger();
   private final Set<SocketAddress> probing = ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService scheduler;
+
+  /** Where probes run and wait: one daemon thread of this store's, shut down with it. */
+  private final ScheduledExecutorService probes =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "sluice-memcached-probe");
+            t.setDaemon(true);
+            return t;
+          });
+
   private volatile MemcachedClient client;
   private volatile boolean closed;
 
@@ -132,27 +141,28 @@ final class Connection implements AutoCloseable {
 
   private void probe(SocketAddress node) {
     if (!closed && probing.add(node)) {
-      schedule(node);
+      schedule(node, 1);
     }
   }
 
-  private void schedule(SocketAddress node) {
+  /** Probes lost {@code node} for the {@code n}th time in {@link #PROBE_MILLIS} ms. */
+  private void schedule(SocketAddress node, int n) {
     try {
-      var unused = scheduler.schedule(() -> check(node), PROBE_MILLIS, TimeUnit.MILLISECONDS);
+      var unused = probes.schedule(() -> check(node, n), PROBE_MILLIS, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      probing.remove(node); // the application shut its scheduler down
+      probing.remove(node); // the store is closed
     }
   }
 
-  private void check(SocketAddress node) {
+  private void check(SocketAddress node, int n) {
     if (closed || !nodes.isDown(node)) {
-      probing.remove(node); // back by the old client's own reconnection, or the store is closed
+      probing.remove(node); // back, or the store is closed
       return;
     }
-    if (answers(node, PROBE_MILLIS)) {
+    if (answers(node, n % LENIENT_EVERY == 0 ? LENIENT_MILLIS : PROBE_MILLIS)) {
       replaceReaching(node);
     } else {
-      schedule(node);
+      schedule(node, n + 1);
     }
   }
 
@@ -164,7 +174,7 @@ final class Connection implements AutoCloseable {
   void untilAnswers(SocketAddress node, BooleanSupplier wanted, Consumer<Boolean> done) {
     try {
       var unused =
-          scheduler.schedule(
+          probes.schedule(
               () -> {
                 if (closed || !wanted.getAsBoolean()) {
                   done.accept(false);
@@ -177,7 +187,7 @@ final class Connection implements AutoCloseable {
               STALL_PROBE_MILLIS,
               TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      done.accept(false); // the application shut its scheduler down
+      done.accept(false); // the store is closed
     }
   }
 
@@ -209,7 +219,7 @@ final class Connection implements AutoCloseable {
     try {
       fresh = open(o);
     } catch (IOException e) {
-      schedule(node);
+      schedule(node, 1);
       return;
     }
     o.owner = fresh;
@@ -225,7 +235,7 @@ final class Connection implements AutoCloseable {
               (reached, failed) -> {
                 if (failed != null) {
                   fresh.shutdown(0, TimeUnit.MILLISECONDS);
-                  schedule(node);
+                  schedule(node, 1);
                 } else {
                   swap(node, fresh);
                 }
@@ -267,6 +277,7 @@ final class Connection implements AutoCloseable {
       closed = true;
       c = client;
     }
+    probes.shutdownNow();
     c.shutdown(1, TimeUnit.SECONDS);
   }
 
@@ -290,29 +301,8 @@ final class Connection implements AutoCloseable {
       if (awaited != null && up.contains(awaited) && reachesEveryLiveNode()) {
         reached.complete(null);
       }
-      if (owner == client && nodes.isDown(node)) {
-        confirm(node);
-      }
-    }
-
-    /**
-     * The current client reconnected a lost node on its own: it comes back if memcached answers,
-     * not on the connect alone (a proxy in front of a memcached cut off accepts, then closes).
-     */
-    private void confirm(SocketAddress node) {
-      try {
-        scheduler.execute(
-            () -> {
-              if (!closed
-                  && owner == client
-                  && nodes.isDown(node)
-                  && answers(node, CONFIRM_MILLIS)) {
-                nodes.up(node);
-              }
-            });
-      } catch (RejectedExecutionException e) {
-        // the application shut its scheduler down
-      }
+      // The current client reconnecting a lost node on its own brings nothing back: a proxy in
+      // front of a memcached cut off accepts, then closes. The node's probe brings it back.
     }
 
     /**

@@ -160,8 +160,9 @@ public final class MemcachedStoreBuilder {
   }
 
   /**
-   * Where a lost node is probed and its replacement connection awaited: the JVM's {@link
-   * Background#shared()} scheduler by default.
+   * Where a lost node's replacement connection is awaited (the probes themselves run on the store's
+   * own thread, as they block while they wait): the JVM's {@link Background#shared()} scheduler by
+   * default.
    */
   public MemcachedStoreBuilder scheduler(ScheduledExecutorService scheduler) {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");

@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * connection is lost, which no call reaches until they are connected again. A breaker opened by
  * failures on a connection that stayed up (memcached stalled or slow) lets a call through as soon
  * as memcached answers a probe again, or after its delay, whichever comes first: instances that
- * share a stalled store all count in it again within tens of milliseconds of its return, not each
- * after its own breaker's delay. Thread-safe.
+ * share a stalled store all count in it again within about 120 ms of its return, not each after its
+ * own breaker's delay. Thread-safe.
  */
 final class NodeHealth implements Connection.Nodes {
 
@@ -85,8 +85,10 @@ final class NodeHealth implements Connection.Nodes {
     for (CircuitBreaker<Object> b : distinct(out)) {
       if (!b.tryAcquirePermit()) {
         for (CircuitBreaker<Object> t : taken) {
-          t.open();
-          t.halfOpen();
+          if (t.isHalfOpen()) { // not one closed or opened meanwhile
+            t.open();
+            t.halfOpen();
+          }
         }
         throw new StoreUnavailableException("memcached: circuit open");
       }

@@ -182,6 +182,36 @@ class RestartGapTest {
     }
   }
 
+  /**
+   * A memcached too far for the 20 ms probe (60 ms a round trip here) still comes back after its
+   * connection is lost: every 25th probe waits longer.
+   */
+  @Test
+  void aFarMemcachedComesBackAfterItsConnectionIsLost() throws Exception {
+    try (MemcachedServer server = MemcachedServer.start();
+        TcpProxy proxy = TcpProxy.to(server.port());
+        MemcachedCounterStore store =
+            MemcachedCounterStore.builder()
+                .servers("127.0.0.1:" + proxy.port())
+                .operationTimeout(Duration.ofMillis(500))
+                .build()) {
+      CounterUpdate u = new CounterUpdate("far", "k", 60_000, 1, 1);
+      store.increment(List.of(u));
+      proxy.delay(30);
+      store.increment(List.of(u));
+      String key = store.keyOf(u);
+      proxy.dropConnections();
+      long since = System.nanoTime();
+      while (!store.breakerOpen(key)) {
+        assertTrue(System.nanoTime() - since < Duration.ofSeconds(10).toNanos(), "lost");
+        Thread.sleep(1);
+      }
+      long gap = millisUntilCounting(store, u, System.nanoTime());
+      System.out.printf("far memcached: counting again after %d ms%n", gap);
+      assertTrue(gap <= 3_000, "counting again after " + gap + " ms");
+    }
+  }
+
   private static void tryIncrement(MemcachedCounterStore store, CounterUpdate u) {
     try {
       store.increment(List.of(u));

@@ -67,14 +67,36 @@ final class Health {
                 .build());
   }
 
-  /** {@code node}'s breaker opened: it is half-opened as soon as the node answers a probe. */
+  /**
+   * {@code node}'s breaker opened: it is half-opened as soon as the node answers a probe, the first
+   * sent {@link #PROBE_AGAIN_MILLIS} ms after it opened (so a Redis that answers probes but fails
+   * calls gets at most one trial call per interval).
+   */
   private void opened(String node) {
     if (probed.add(node)) {
-      probe(node);
+      probeLater(node);
     }
   }
 
+  private void probeLater(String node) {
+    try {
+      var unused = scheduler.schedule(() -> probe(node), PROBE_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException stopped) {
+      probed.remove(node); // the application shut its scheduler down
+    }
+  }
+
+  /**
+   * Sends {@code node} a probe while its breaker is open within its delay: after the delay the
+   * breaker lets a call through itself, and a node no call reaches any more (a master replaced) is
+   * left alone.
+   */
   private void probe(String node) {
+    CircuitBreaker<Object> b = breaker(node);
+    if (closed || !b.isOpen() || b.getRemainingDelay().isZero()) {
+      probed.remove(node);
+      return;
+    }
     CompletableFuture<?> answer;
     try {
       answer = prober.answered(node);
@@ -84,26 +106,13 @@ final class Health {
     var unused =
         answer.whenComplete(
             (v, e) -> {
-              CircuitBreaker<Object> b = breaker(node);
-              // Probed within the breaker's delay only: after it the breaker lets a call through
-              // itself, and a node no call reaches any more (a master replaced) is left alone.
-              if (e == null || !b.isOpen() || b.getRemainingDelay().isZero()) {
-                probed.remove(node);
-                if (e == null && b.isOpen()) { // not if it half-opened on its delay meanwhile
-                  b.halfOpen();
-                }
+              if (e != null) {
+                probeLater(node);
                 return;
               }
-              if (closed) {
-                probed.remove(node);
-                return;
-              }
-              try {
-                var unusedAgain =
-                    scheduler.schedule(
-                        () -> probe(node), PROBE_AGAIN_MILLIS, TimeUnit.MILLISECONDS);
-              } catch (RejectedExecutionException stopped) {
-                probed.remove(node); // the application shut its scheduler down
+              probed.remove(node);
+              if (b.isOpen()) { // not if it half-opened on its delay meanwhile
+                b.halfOpen();
               }
             });
   }
@@ -138,8 +147,10 @@ final class Health {
       CircuitBreaker<Object> b = nodes.get(i);
       if (!b.tryAcquirePermit()) {
         for (CircuitBreaker<Object> t : taken) {
-          t.open();
-          t.halfOpen();
+          if (t.isHalfOpen()) { // not one closed or opened meanwhile
+            t.open();
+            t.halfOpen();
+          }
         }
         throw new StoreUnavailableException("redis node " + names.get(i) + ": circuit open");
       }

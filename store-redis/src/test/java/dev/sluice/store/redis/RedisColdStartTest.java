@@ -218,18 +218,7 @@ class RedisColdStartTest {
       ProxiedCluster c = new ProxiedCluster();
       try {
         for (int i = 0; i < 3; i++) {
-          int port = RedisServer.freePort();
-          int bus = RedisServer.freePort();
-          TcpProxy proxy = TcpProxy.to(port);
-          c.proxies.add(proxy);
-          c.busPorts.add(bus);
-          c.masters.add(
-              RedisServer.clusterNodeOn(
-                  port,
-                  "--cluster-port",
-                  Integer.toString(bus),
-                  "--cluster-announce-port",
-                  Integer.toString(proxy.port())));
+          c.startMaster(1);
         }
         String[][] ranges = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
         for (int i = 0; i < 3; i++) {
@@ -251,6 +240,36 @@ class RedisColdStartTest {
         c.close();
         throw e;
       }
+    }
+
+    /**
+     * Starts a master behind a new proxy, on ports chosen free; again on others when one was taken
+     * before the master bound it (the proxy's own port, or a connection's), up to five times.
+     */
+    private void startMaster(int attempt) {
+      int port = RedisServer.freePort();
+      int bus = RedisServer.freePort();
+      TcpProxy proxy = TcpProxy.to(port);
+      RedisServer master;
+      try {
+        master =
+            RedisServer.clusterNodeOn(
+                port,
+                "--cluster-port",
+                Integer.toString(bus),
+                "--cluster-announce-port",
+                Integer.toString(proxy.port()));
+      } catch (IllegalStateException e) {
+        proxy.close();
+        if (attempt == 5 || !String.valueOf(e.getMessage()).contains("Address already in use")) {
+          throw e;
+        }
+        startMaster(attempt + 1);
+        return;
+      }
+      proxies.add(proxy);
+      busPorts.add(bus);
+      masters.add(master);
     }
 
     /** Until every master says the cluster is ok and knows every master by its proxy's port. */
