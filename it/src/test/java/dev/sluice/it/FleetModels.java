@@ -94,15 +94,17 @@ final class FleetModels {
 
     /**
      * Whether a request sent in {@code [from, to]} fell while the fleet may still disagree on
-     * memcached's tick: from a restart until {@link FleetRun#REMEASURE_MILLIS} after it, each
-     * instance on the old phase or the new one. A restarted memcached starts empty, so no count the
-     * model could hold the fleet to survives it anyway.
+     * memcached's tick: from a restart or a stall (which moves the tick) until {@link
+     * FleetRun#REMEASURE_MILLIS} after it, each instance on the old phase or the new one. A
+     * restarted memcached starts empty, so no count the model could hold the fleet to survives it
+     * anyway.
      */
     boolean clockChangingDuring(long from, long to) {
       return happened.stream()
           .anyMatch(
               h ->
-                  h.kind() == FleetSchedule.Kind.RESTART_MEMCACHED
+                  (h.kind() == FleetSchedule.Kind.RESTART_MEMCACHED
+                          || h.kind() == FleetSchedule.Kind.STALL)
                       && h.fromMillis() <= to
                       && h.toMillis() + FleetRun.REMEASURE_MILLIS >= from);
     }
