@@ -15,10 +15,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A circuit breaker per Redis node (a master: the one of a standalone server or a Sentinel group,
  * each master of a Cluster). An open breaker refuses calls at once; it lets one call through as
- * soon as the node answers a {@code TIME} sent when it opened (Redis stalled takes its commands up
- * again), or after its delay, whichever comes first, and that call's result closes or reopens it.
- * So instances that share a stalled Redis count in it again together, within milliseconds of its
- * return, not each after its own breaker's delay. Thread-safe.
+ * soon as the node answers a {@code TIME} sent 100 ms after it opened (Redis stalled takes its
+ * commands up again), or after its delay, whichever comes first, and that call's result closes or
+ * reopens it. So instances that share a stalled Redis count in it again together, within about 100
+ * ms of its return, not each after its own breaker's delay. Thread-safe.
  */
 final class Health {
 
