@@ -70,8 +70,12 @@ final class Script {
 
   /** Whether a call failed because the server did not hold the script. */
   static boolean noScript(Throwable e) {
-    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return cause instanceof RedisNoScriptException;
+    return cause(e) instanceof RedisNoScriptException;
+  }
+
+  /** What failed, out of the {@link CompletionException} a dependent stage wraps it in. */
+  private static Throwable cause(Throwable e) {
+    return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
   }
 
   /** Runs the script on the node of {@code keys[0]} (any node when there are none). */
@@ -80,15 +84,11 @@ final class Script {
       ScriptOutputType type,
       String[] keys,
       String... args) {
-    CompletableFuture<T> first = redis.<T>evalsha(sha, type, keys, args).toCompletableFuture();
-    return first.exceptionallyCompose(
-        e -> {
-          Throwable cause =
-              e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-          if (cause instanceof RedisNoScriptException) {
-            return redis.<T>eval(body, type, keys, args).toCompletableFuture();
-          }
-          return CompletableFuture.failedFuture(cause);
-        });
+    return this.<T>send(redis, type, keys, args)
+        .exceptionallyCompose(
+            e ->
+                noScript(e)
+                    ? this.<T>eval(redis, type, keys, args)
+                    : CompletableFuture.failedFuture(cause(e)));
   }
 }
