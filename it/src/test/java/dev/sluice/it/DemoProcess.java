@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -25,6 +26,12 @@ final class DemoProcess implements AutoCloseable {
 
   private static final HttpClient HTTP =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  /**
+   * Debian's libfaketime ({@code apt-get install faketime}), under its multiarch directory; null
+   * when it is not installed.
+   */
+  static final Path LIBFAKETIME = findLibfaketime();
 
   final Process process;
   final int port;
@@ -39,19 +46,25 @@ final class DemoProcess implements AutoCloseable {
 
   /** Starts the demo with {@code args} (after {@code --host} and {@code --port}) and waits. */
   static DemoProcess start(Path log, String... args) throws IOException, InterruptedException {
-    return start(log, List.of(), args);
+    return startAt(log, null, args);
   }
 
   /**
-   * Starts the demo under {@code wrapper} (a command that runs the JVM, e.g. {@code faketime -f
-   * +30s}; empty for none) with {@code args}, and waits.
+   * Starts the demo with its wall clock moved by {@code offset} (libfaketime's spelling, e.g.
+   * {@code +30s} or {@code -60s}; null for none) with {@code args}, and waits.
+   *
+   * <p>The JVM is started with libfaketime preloaded, not under Debian's {@code faketime} command:
+   * the library and the command each keep a semaphore and a shared-memory segment named after their
+   * process id and remove them only at a normal exit, and a killed command's are left in {@code
+   * /dev/shm} until a later command with the same process id fails on them ("sem_open: File
+   * exists"). The library passes over stale ones, and {@link #close} removes the JVM's.
    */
-  static DemoProcess start(Path log, List<String> wrapper, String... args)
+  static DemoProcess startAt(Path log, String offset, String... args)
       throws IOException, InterruptedException {
     // A free port may be taken by another socket before the demo binds it: then it exits at once,
     // and it is started again on another port.
     for (int attempt = 1; ; attempt++) {
-      DemoProcess demo = launch(log, wrapper, args);
+      DemoProcess demo = launch(log, offset, args);
       try {
         demo.waitForHealth();
         return demo;
@@ -64,8 +77,7 @@ final class DemoProcess implements AutoCloseable {
     }
   }
 
-  private static DemoProcess launch(Path log, List<String> wrapper, String... args)
-      throws IOException {
+  private static DemoProcess launch(Path log, String offset, String... args) throws IOException {
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
@@ -73,26 +85,31 @@ final class DemoProcess implements AutoCloseable {
     Path jar =
         Path.of("..", "example", "target", "sluice-example.jar").toAbsolutePath().normalize();
     assertTrue(Files.exists(jar), "build the example module first: " + jar);
-    List<String> cmd = new ArrayList<>(wrapper);
-    cmd.addAll(
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            // Times in the log, to line an instance's store losses up with a run's faults.
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-            "-jar",
-            jar.toString(),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            Integer.toString(port)));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // Times in the log, to line an instance's store losses up with a run's faults.
+                "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                "-jar",
+                jar.toString(),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port)));
     cmd.addAll(List.of(args));
     ProcessBuilder pb =
         new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-    // Under libfaketime, only the wall clock is moved: the JVM's timers keep their monotonic time
-    // (without the second setting, an idle JVM spins on a core).
-    pb.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-    pb.environment().put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+    if (offset != null) {
+      Map<String, String> env = pb.environment();
+      env.put("LD_PRELOAD", LIBFAKETIME.toString());
+      env.put("FAKETIME", offset);
+      // Only the wall clock is moved: the JVM's timers keep their monotonic time (without the
+      // second setting, an idle JVM spins on a core).
+      env.put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+      env.put("FAKETIME_FORCE_MONOTONIC_FIX", "0");
+    }
     return new DemoProcess(pb.start(), port, log);
   }
 
@@ -134,17 +151,9 @@ final class DemoProcess implements AutoCloseable {
 
   /** The demo JVM's threads ({@code jcmd Thread.print}), for a demo that is up but silent. */
   private String threadDump() throws InterruptedException, IOException {
-    ProcessHandle jvm =
-        Stream.concat(Stream.of(process.toHandle()), process.descendants())
-            .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false))
-            .findFirst()
-            .orElse(null);
-    if (jvm == null) {
-      return "(no JVM among its processes)";
-    }
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     Process p =
-        new ProcessBuilder(jcmd.toString(), Long.toString(jvm.pid()), "Thread.print")
+        new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
             .redirectErrorStream(true)
             .start();
     if (!p.waitFor(20, TimeUnit.SECONDS)) {
@@ -154,11 +163,33 @@ final class DemoProcess implements AutoCloseable {
     return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
   }
 
-  /** Kills it (SIGKILL), and the JVM a wrapper started, and waits for it to go. */
+  /**
+   * Kills it (SIGKILL), waits for it to go, and removes what libfaketime kept for it: the library
+   * makes a semaphore and a shared-memory segment per process and removes them only at a normal
+   * exit.
+   */
   @Override
   public void close() throws InterruptedException {
-    process.descendants().forEach(ProcessHandle::destroyForcibly);
     process.destroyForcibly();
-    process.waitFor(20, TimeUnit.SECONDS);
+    if (process.waitFor(20, TimeUnit.SECONDS)) {
+      for (String name : List.of("sem.faketime_sem_", "faketime_shm_")) {
+        try {
+          Files.deleteIfExists(Path.of("/dev/shm", name + process.pid()));
+        } catch (IOException e) {
+          // not ours, or gone: nothing to clean
+        }
+      }
+    }
+  }
+
+  private static Path findLibfaketime() {
+    try (Stream<Path> dirs = Files.list(Path.of("/usr/lib"))) {
+      return dirs.map(d -> d.resolve("faketime/libfaketime.so.1"))
+          .filter(Files::isReadable)
+          .findFirst()
+          .orElse(null);
+    } catch (IOException e) {
+      return null;
+    }
   }
 }

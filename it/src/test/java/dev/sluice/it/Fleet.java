@@ -85,15 +85,8 @@ final class Fleet implements AutoCloseable {
     Path log = log(i);
     String skew = (offsets[i] >= 0 ? "+" : "") + offsets[i] + "s";
     DemoProcess d =
-        DemoProcess.start(
-            log,
-            List.of("faketime", "-f", skew),
-            "--rules",
-            rules.toString(),
-            "--memcached",
-            store,
-            "--workers",
-            "16");
+        DemoProcess.startAt(
+            log, skew, "--rules", rules.toString(), "--memcached", store, "--workers", "16");
     instances[i] = d;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!Files.readString(log).contains("memcached's")) {

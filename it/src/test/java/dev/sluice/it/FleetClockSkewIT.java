@@ -23,11 +23,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A fleet whose hosts' clocks disagree, as a fleet runs: each instance is the demo in its own JVM
- * under libfaketime ({@code faketime -f +30s}, Debian's {@code faketime}), on one real memcached,
- * over HTTP. Each decides on memcached's clock, as it measured it, so the fleet shares every
- * window: three hosts 0, 30 and 60 s apart admit a fixed or sliding window's limit of 20 once, not
- * three times (60 and 57 when each host's clock was its own), and a token bucket on two hosts 30 s
- * apart refuses nothing sent at half its rate (50 of 100 before).
+ * under libfaketime (Debian's {@code faketime} package, {@code FAKETIME=+30s}), on one real
+ * memcached, over HTTP. Each decides on memcached's clock, as it measured it, so the fleet shares
+ * every window: three hosts 0, 30 and 60 s apart admit a fixed or sliding window's limit of 20
+ * once, not three times (60 and 57 when each host's clock was its own), and a token bucket on two
+ * hosts 30 s apart refuses nothing sent at half its rate (50 of 100 before).
  */
 @Memcached
 class FleetClockSkewIT {
@@ -62,17 +62,16 @@ class FleetClockSkewIT {
   @BeforeAll
   static void start(MemcachedServer started) throws Exception {
     assumeTrue(
-        Files.isExecutable(Path.of("/usr/bin/faketime")),
-        "libfaketime is not installed (apt-get install faketime)");
+        DemoProcess.LIBFAKETIME != null, "libfaketime is not installed (apt-get install faketime)");
     memcached = started;
     dir = Files.createTempDirectory("sluice-skew");
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, RULES);
     for (String skew : List.of("+0s", "+30s", "+60s")) {
       FLEET.add(
-          DemoProcess.start(
+          DemoProcess.startAt(
               dir.resolve("demo" + skew + ".log"),
-              List.of("faketime", "-f", skew),
+              skew,
               "--rules",
               rules.toString(),
               "--memcached",

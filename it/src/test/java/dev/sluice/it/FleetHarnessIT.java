@@ -25,10 +25,10 @@ import org.junit.jupiter.api.Test;
  * HTTP on one real memcached (2 MB, so it can be made to evict) reached through a proxy that can
  * cut it off. Generated schedules (seeded; {@code -Dsluice.fleet.seed=N} replays one) interleave
  * several clients' requests across instances with idle gaps, and inject faults: instances killed
- * and started again, memcached restarted, made to evict, cut off (flaps), and on request frozen
- * (stalls, {@code -Dsluice.fleet.faults=…,STALL}). Every outcome is judged by an exact model
- * ({@link FleetModels}): the per-window count of a fixed window, the estimate of a sliding window,
- * GCRA for a token bucket, the set in flight for a concurrency limit.
+ * and started again, memcached restarted, made to evict, cut off (flaps) and frozen (stalls; {@code
+ * -Dsluice.fleet.faults=STALL,FLAP} keeps only some kinds). Every outcome is judged by an exact
+ * model ({@link FleetModels}): the per-window count of a fixed window, the estimate of a sliding
+ * window, GCRA for a token bucket, the set in flight for a concurrency limit.
  *
  * <p>Each schedule prints its seed, the instances' offsets and the whole schedule; a failure
  * repeats them with the requests at fault. The cases share one fleet and one memcached, so a fault
@@ -83,8 +83,7 @@ class FleetHarnessIT {
   @BeforeAll
   static void start(MemcachedServer started) throws Exception {
     assumeTrue(
-        Files.isExecutable(Path.of("/usr/bin/faketime")),
-        "libfaketime is not installed (apt-get install faketime)");
+        DemoProcess.LIBFAKETIME != null, "libfaketime is not installed (apt-get install faketime)");
     memcached = started;
     proxy = TcpProxy.to(memcached.port());
     Random r = new Random(SEED);
@@ -121,7 +120,7 @@ class FleetHarnessIT {
 
   /** The faults every store-backed case goes through. */
   private static final List<Kind> ALL_FAULTS =
-      List.of(Kind.KILL_INSTANCE, Kind.RESTART_MEMCACHED, Kind.EVICT, Kind.FLAP);
+      List.of(Kind.KILL_INSTANCE, Kind.RESTART_MEMCACHED, Kind.EVICT, Kind.FLAP, Kind.STALL);
 
   private interface Judge {
     FleetModels.Verdict judge(FleetRun run);
@@ -285,26 +284,23 @@ class FleetHarnessIT {
 
   /**
    * {@code onStoreFailure: local} through flaps that cut every instance off a store that keeps its
-   * data (and stalls of that store, on request): in any window the fleet admits at most the limit
-   * plus the local shares of all instances but one ({@code 6 + 2 × 2}), the bound that holds
-   * whichever instances decide locally. Each instance limits at its share, seeded from what the
-   * store last said, and pushes what it counted when the store answers again; after a flap or a
-   * stall the instances come back within one probe of one another, and in those milliseconds one
-   * may count through the store while the others still spend their shares (the stated {@code P}
-   * term), and an instance whose last answer came before the store admitted others still has its
-   * share (the {@code U} term). Measured: at most 9 (the limit plus one request per instance) over
-   * 40 schedules of flaps and 20 of flaps and stalls. Not pushing local counts admits the limit and
-   * every share ({@code 6 + 3 × 2}).
+   * data, and stalls of that store: in any window the fleet admits at most the limit plus the local
+   * shares of all instances but one ({@code 6 + 2 × 2}), the bound that holds whichever instances
+   * decide locally. Each instance limits at its share, seeded from what the store last said, and
+   * pushes what it counted when the store answers again; after a flap or a stall the instances come
+   * back within one probe of one another, and in those milliseconds one may count through the store
+   * while the others still spend their shares (the stated {@code P} term), and an instance whose
+   * last answer came before the store admitted others still has its share (the {@code U} term).
+   * Measured: at most 9 (the limit plus one request per instance) over 40 schedules of flaps and 20
+   * of flaps and stalls. Not pushing local counts admits the limit and every share ({@code 6 + 3 ×
+   * 2}).
    */
   @Test
   void localSharesHoldTheLimitThroughFlaps() throws Exception {
     run(
         "onStoreFailure local under flaps",
         6,
-        // Stalls too with -Dsluice.fleet.faults=FLAP,STALL (not by default: a stall moves
-        // memcached's
-        // tick, and the cases after this one share that memcached).
-        new Shape(14_000, 3, 1, false, 0, List.of(Kind.FLAP), 4),
+        new Shape(14_000, 3, 1, false, 0, List.of(Kind.FLAP, Kind.STALL), 4),
         "GET",
         hold -> "/v1/organizations/acme/product/1",
         r -> FleetModels.checkWindowBound(r, PERIOD, 6 + (INSTANCES - 1) * 2));

@@ -2,7 +2,9 @@ package dev.sluice.it;
 
 import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.testkit.TcpProxy;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -82,9 +84,9 @@ final class FleetRun {
   record Phase(long atMillis, long deltaMillis) {}
 
   /**
-   * How long after the harness measured a restarted memcached's clock the fleet may still decide on
-   * the old one: the check for a new process (every second) and the tick after it, with room for a
-   * late scheduler on a loaded machine.
+   * How long after the harness measured a restarted or thawed memcached's clock the fleet may still
+   * decide on the old one: the watch of the next tick (every second) and the tick after it, with
+   * room for a late scheduler on a loaded machine.
    */
   static final long REMEASURE_MILLIS = 3_000;
 
@@ -148,13 +150,72 @@ final class FleetRun {
               }
             },
             "faults");
+    Thread watch = new Thread(() -> watchTicks(lanesDone), "tick-watch");
     threads.forEach(Thread::start);
     faulter.start();
+    watch.start();
     for (Thread t : threads) {
       t.join();
     }
     faulter.join();
+    watch.join();
     return this;
+  }
+
+  /**
+   * Until {@code done}, watches memcached's tick as the instances do, on a connection of its own
+   * (past the proxy): memcached skips a second when its timer's drift has added up to one (about
+   * every quarter to half hour), and the fleet measures the new phase then. A tick a second off the
+   * last one's phase, or more than {@link FleetModels#EPSILON_MILLIS} off, is measured again and
+   * recorded as a new phase, as a restart's is.
+   */
+  private void watchTicks(CountDownLatch done) {
+    while (done.getCount() > 0) {
+      try (Socket s = new Socket(InetAddress.getLoopbackAddress(), memcached.port())) {
+        s.setSoTimeout(3_000);
+        BufferedReader in =
+            new BufferedReader(
+                new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+        long second = -1;
+        long before = 0;
+        long phase = Long.MIN_VALUE;
+        while (!done.await(5, TimeUnit.MILLISECONDS)) {
+          long b = System.currentTimeMillis();
+          long now = time(s.getOutputStream(), in);
+          long a = System.currentTimeMillis();
+          if (second >= 0 && now != second && a - before <= 20) {
+            long seen = now * 1000 - (before + a) / 2;
+            if (phase != Long.MIN_VALUE && Math.abs(seen - phase) > FleetModels.EPSILON_MILLIS) {
+              phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+            }
+            phase = seen;
+          }
+          second = now;
+          before = b;
+        }
+      } catch (IOException | RuntimeException e) {
+        pause(100); // stalled or restarted: watch again on a new connection
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Memcached's {@code stats} time, asked on an open connection. */
+  private static long time(OutputStream out, BufferedReader in) throws IOException {
+    out.write("stats\r\n".getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+    long time = -1;
+    for (String line = in.readLine(); !"END".equals(line); line = in.readLine()) {
+      if (line == null) {
+        throw new IOException("memcached closed the connection");
+      }
+      if (line.startsWith("STAT time ")) {
+        time = Long.parseLong(line.substring("STAT time ".length()));
+      }
+    }
+    return time;
   }
 
   private void lane(
@@ -217,6 +278,8 @@ final class FleetRun {
         memcached.stall();
         pause(f.lengthMillis());
         memcached.resume();
+        // Thawed, its timer runs late and every tick with it: a new phase, as after a restart.
+        phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
       }
     }
     faults.add(new Happened(f.kind(), f.instance(), from, System.currentTimeMillis()));
@@ -243,8 +306,8 @@ final class FleetRun {
 
   /**
    * The clock differences the fleet may be deciding on at {@code millis}: the latest measured, and
-   * any it replaced less than {@link #REMEASURE_MILLIS} before (an instance finds a restarted
-   * memcached within a second and measures its new tick within another).
+   * any it replaced less than {@link #REMEASURE_MILLIS} before (an instance finds a restarted or
+   * thawed memcached within a second and measures its new tick within another).
    */
   List<Long> deltas(long millis) {
     List<Phase> all = List.copyOf(phases);

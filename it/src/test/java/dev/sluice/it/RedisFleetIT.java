@@ -26,12 +26,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A fleet on one real redis-server whose hosts' clocks disagree: three instances of the demo, each
- * in its own JVM under libfaketime ({@code faketime -f +0s / +30s / +60s}), over HTTP. Each decides
- * on Redis's clock ({@code TIME}, measured at start), so the fleet shares every window and every
- * token bucket's arrival times: the limits hold exactly, with no clock-skew term, whether the
- * requests come one at a time or from many threads at once. On two shared cores a decision may
- * still miss its 50 ms deadline; the exactness rules fail closed ({@code onStoreFailure: reject}, a
- * 503), so such a request is never admitted uncounted, and it is reported beside the figure.
+ * in its own JVM under libfaketime ({@code FAKETIME=+0s / +30s / +60s}), over HTTP. Each decides on
+ * Redis's clock ({@code TIME}, measured at start), so the fleet shares every window and every token
+ * bucket's arrival times: the limits hold exactly, with no clock-skew term, whether the requests
+ * come one at a time or from many threads at once. On two shared cores a decision may still miss
+ * its 50 ms deadline; the exactness rules fail closed ({@code onStoreFailure: reject}, a 503), so
+ * such a request is never admitted uncounted, and it is reported beside the figure.
  */
 class RedisFleetIT {
 
@@ -75,17 +75,16 @@ class RedisFleetIT {
   @BeforeAll
   static void start() throws Exception {
     assumeTrue(
-        Files.isExecutable(Path.of("/usr/bin/faketime")),
-        "libfaketime is not installed (apt-get install faketime)");
+        DemoProcess.LIBFAKETIME != null, "libfaketime is not installed (apt-get install faketime)");
     redis = RedisServer.start();
     dir = Files.createTempDirectory("sluice-redis-fleet");
     Path rules = dir.resolve("rules.yaml");
     Files.writeString(rules, RULES);
     for (String skew : SKEWS) {
       FLEET.add(
-          DemoProcess.start(
+          DemoProcess.startAt(
               dir.resolve("demo" + skew + ".log"),
-              List.of("faketime", "-f", skew),
+              skew,
               "--rules",
               rules.toString(),
               "--redis",

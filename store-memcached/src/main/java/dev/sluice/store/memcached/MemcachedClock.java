@@ -37,14 +37,22 @@ import org.slf4j.LoggerFactory;
  * runs in short steps on the store's scheduler over one connection of its own: a {@code stats}
  * every 10 ms for about 300 ms, then every 0.1 ms for at most 80 ms around the aligned tick, once a
  * minute. A measurement that fails keeps the last offset and is tried again {@link #RETRY_MILLIS}
- * later.
+ * later ({@link #MOVED_RETRY_MILLIS} when the tick moved, below).
  *
- * <p>A memcached started again ticks at a phase of its own, up to a second from the one it had. So
- * that a fleet never decides on two clocks for long (an instance started after the restart measures
- * the new one), between measurements the clock asks the server for its process ({@code pid} and
- * start time, from {@code stats}) every {@link #CHECK_MILLIS}, and when it changed measures the new
- * one at once: the fleet is on the new clock within about {@link #CHECK_MILLIS} and a second of the
- * restart. Thread-safe.
+ * <p>A memcached's tick can move while it runs, and then a fleet must not decide on two clocks for
+ * long (an instance started after the move would measure the new one, the others keep the old one
+ * until the next aligned tick). It moves when memcached is started again (a phase of its own, up to
+ * a second from the one it had), when it is stalled (frozen, swapped out, starved of a core: its
+ * timer runs late, and every later tick with it), and on its own when the drift has added up to a
+ * second (every quarter of an hour or so) and memcached skips a second. So between measurements the
+ * clock watches every tick: it asks the server, from twice {@link #MOVED_MILLIS} before the tick it
+ * expects until {@link #MOVED_MILLIS} after it, every {@link #COARSE_POLL_MILLIS}, which process it
+ * is ({@code pid} and start time, from {@code stats}) and what second. When the process changed, or
+ * the tick comes more than {@link #MOVED_MILLIS} from where it was expected, the clock measures the
+ * next tick at once, provisionally, as a first one is; every instance sees the same move at the
+ * same tick, so the fleet is on the new clock within about two seconds of the move (of a stall's
+ * end), and instances place a boundary at most {@link #MOVED_MILLIS} plus their errors apart until
+ * the next aligned tick. Thread-safe.
  */
 final class MemcachedClock implements StoreClock {
 
@@ -55,8 +63,14 @@ final class MemcachedClock implements StoreClock {
 
   static final long RETRY_MILLIS = 5_000;
 
-  /** Between measurements, how often the server is asked whether it was started again. */
-  static final long CHECK_MILLIS = 1_000;
+  /** A measurement of a moved tick that failed is tried again this soon. */
+  static final long MOVED_RETRY_MILLIS = 500;
+
+  /**
+   * A tick further than this from where the last ones were is a moved one: the clock is measured
+   * again. It covers the watch's error (a poll interval) and more than a second's drift.
+   */
+  static final long MOVED_MILLIS = 30;
 
   /** Between coarse polls: a tick is placed within this. */
   private static final long COARSE_POLL_MILLIS = 10;
@@ -99,8 +113,18 @@ final class MemcachedClock implements StoreClock {
   /** The memcached process the offset was measured on ({@code pid:start}); null before. */
   private String measuredOn;
 
-  /** The process changed: the next tick is recorded, provisional, as a first one is. */
-  private boolean restarted;
+  /** The process or its tick moved: the next tick is recorded, provisional, as a first one is. */
+  private boolean moved;
+
+  /** The tick the watch expects next, on the host's clock, and the second it starts. */
+  private long expectTick;
+
+  private long expectSecond;
+
+  /** Whether the watch has read the second before the expected tick, and when it last read it. */
+  private boolean watching;
+
+  private long watchBefore;
 
   /** When the next measurement starts, on the host's clock; checks run until then. */
   private long nextMeasureAt;
@@ -213,10 +237,12 @@ final class MemcachedClock implements StoreClock {
         try {
           check();
         } catch (IOException | RuntimeException e) {
-          // The server is down or being started again: ask again soon, on a new connection.
+          // The server is down, stalled or being started again: watch the next tick, on a new
+          // connection.
           closeChecker();
-          LOG.debug("memcached at {} did not answer a check of its process", server, e);
-          schedule(Math.min(CHECK_MILLIS, nextMeasureAt - local.millis()));
+          watching = false;
+          LOG.debug("memcached at {} did not answer a check of its clock", server, e);
+          scheduleCheck();
         }
       } else if (probe == null) {
         probe = StatsProbe.open(server, timeoutMillis);
@@ -241,7 +267,9 @@ final class MemcachedClock implements StoreClock {
       if (!ticked) {
         warnings.unmeasured(local.millis() - startedAt, e, offset);
       }
-      schedule(RETRY_MILLIS);
+      // A tick that moved is measured again as soon as the server answers (a stall may have
+      // ended), so that the fleet does not decide on two phases for long.
+      schedule(moved ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
     }
   }
 
@@ -260,11 +288,12 @@ final class MemcachedClock implements StoreClock {
     }
     tickLocal = (before + a) / 2;
     second = now;
+    expect(now, tickLocal);
     if (measuredOn != null && !measuredOn.equals(probe.process())) {
-      restarted = true;
+      moved = true;
     }
-    if (!ticked || restarted) {
-      restarted = false;
+    if (!ticked || moved) {
+      moved = false;
       record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
     }
     if ((now + 1) % align == 0) {
@@ -277,15 +306,36 @@ final class MemcachedClock implements StoreClock {
     measureAt(tickLocal + (aligned - 1 - now) * 1000 - COARSE_LEAD_MILLIS);
   }
 
-  /** Measures next at {@code localMillis}, checking for a restarted server until then. */
+  /** Measures next at {@code localMillis}, watching the ticks until then. */
   private void measureAt(long localMillis) {
     nextMeasureAt = localMillis;
-    schedule(Math.min(CHECK_MILLIS, localMillis - local.millis()));
+    watching = false;
+    scheduleCheck();
+  }
+
+  /** A tick seen: second {@code now} began at {@code localMillis}; the next is a second later. */
+  private void expect(long now, long localMillis) {
+    expectSecond = now + 1;
+    expectTick = localMillis + 1000;
+  }
+
+  /** Schedules the watch of the next tick expected (or the measurement, when that comes first). */
+  private void scheduleCheck() {
+    long now = local.millis();
+    long lead = expectTick - 2 * MOVED_MILLIS;
+    if (lead < now) {
+      long seconds = (now - lead + 999) / 1000;
+      expectTick += seconds * 1000;
+      expectSecond += seconds;
+      lead += seconds * 1000;
+    }
+    schedule(Math.min(lead, nextMeasureAt) - now);
   }
 
   /**
-   * Between measurements: asks the server which process it is; when it was started again since the
-   * offset was measured, measures its clock now (the next tick gives a provisional offset).
+   * Between measurements, one read of the watch: which process the server is, and whether its
+   * second ticks over within {@link #MOVED_MILLIS} of where it is expected. When either changed,
+   * measures its clock now (the next tick gives a provisional offset).
    */
   private void check() throws IOException {
     if (checker == null) {
@@ -293,16 +343,59 @@ final class MemcachedClock implements StoreClock {
     }
     long b = local.millis();
     long now = checker.time();
-    if (measuredOn == null || measuredOn.equals(checker.process())) {
-      schedule(Math.min(CHECK_MILLIS, nextMeasureAt - local.millis()));
-      return;
+    long a = local.millis();
+    if (measuredOn != null && !measuredOn.equals(checker.process())) {
+      LOG.info(
+          "memcached at {} was started again ({} is now {}): measuring its clock again",
+          server,
+          measuredOn,
+          checker.process());
+      measureAgain(b, now);
+    } else if (now < expectSecond && b <= expectTick + MOVED_MILLIS) {
+      watching = true; // not yet: read again soon
+      watchBefore = b;
+      schedule(COARSE_POLL_MILLIS);
+    } else if (now < expectSecond) {
+      moved("late, by more than " + (b - expectTick) + " ms", b, now);
+    } else if (!watching && a >= expectTick - MOVED_MILLIS) {
+      watching = false; // this read came too late to tell: watch the tick after
+      scheduleCheck();
+    } else if (!watching) {
+      moved("early, by more than " + (expectTick - a) + " ms", b, now);
+    } else if (now != expectSecond || a < expectTick - MOVED_MILLIS) {
+      // Ticked between the last two reads: a second too far, or surely too early.
+      moved(
+          "to second "
+              + now
+              + " between "
+              + (watchBefore - expectTick)
+              + " and "
+              + (a - expectTick)
+              + " ms from where expected",
+          b,
+          now);
+    } else {
+      watching = false;
+      if (a - watchBefore <= 2 * COARSE_POLL_MILLIS) {
+        expect(now, (watchBefore + a) / 2); // follows memcached's drift
+      }
+      scheduleCheck();
     }
+  }
+
+  private void moved(String how, long b, long now) {
     LOG.info(
-        "memcached at {} was started again ({} is now {}): measuring its clock again",
+        "memcached's clock at {} ticked {} (it stalled, or its timer slipped a second): measuring"
+            + " it again",
         server,
-        measuredOn,
-        checker.process());
-    restarted = true;
+        how);
+    measureAgain(b, now);
+  }
+
+  /** Measures the clock from the next tick after second {@code now}, read at {@code b}. */
+  private void measureAgain(long b, long now) {
+    moved = true;
+    watching = false;
     probe = checker;
     checker = null;
     before = b;
@@ -341,6 +434,7 @@ final class MemcachedClock implements StoreClock {
         }
         long mid = (last + a) / 2;
         record(now * 1000 - mid, (a - last + 1) / 2 + 1, true);
+        expect(now, mid);
         alignedSecond = now;
         return mid;
       }

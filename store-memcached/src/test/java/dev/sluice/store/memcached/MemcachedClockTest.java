@@ -131,6 +131,54 @@ class MemcachedClockTest {
     }
   }
 
+  /**
+   * A memcached frozen (SIGSTOP) and thawed runs its timer late, and every tick after it: the clock
+   * sees the tick come where it did not expect it and measures it again within seconds, rather than
+   * keep the old phase until its next aligned measurement (here an hour away), which would leave a
+   * fleet deciding on two clocks once an instance starts after the stall.
+   */
+  @Test
+  void aStalledMemcachedIsMeasuredAgainWithinSeconds() throws Exception {
+    try (MemcachedServer m = MemcachedServer.start();
+        MemcachedCounterStore store =
+            MemcachedCounterStore.builder()
+                .servers(m.address())
+                .clockAlignSeconds(3_600)
+                .scheduler(Executors.newSingleThreadScheduledExecutor())
+                .build()) {
+      StoreClock c = store.clock().orElseThrow();
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (c.errorMillis() < 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(c.errorMillis() >= 0, "never measured: " + c);
+      long old = c.offsetMillis();
+      // Stalled until its phase is clearly another one: the thaw's instant sets the new phase.
+      long phase = old;
+      for (int k = 0; k < 10 && Math.abs(phase - old) < 200; k++) {
+        m.stall();
+        Thread.sleep(1_100 + 370L * k % 1000);
+        m.resume();
+        phase = tick(m);
+      }
+      assertTrue(Math.abs(phase - old) >= 200, "ten stalls kept the phase: " + phase);
+      long measured = phase;
+      deadline = System.nanoTime() + 5_000_000_000L;
+      while (Math.abs(c.offsetMillis() - measured) > c.errorMillis() + 30
+          && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue(
+          Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30,
+          "memcached stalled now ticks at "
+              + measured
+              + " ms from this host, was "
+              + old
+              + ": "
+              + c);
+    }
+  }
+
   /** Memcached's clock minus this host's, in ms, measured at a tick of its second. */
   private static long tick(MemcachedServer m) {
     long second = m.stat("time");
