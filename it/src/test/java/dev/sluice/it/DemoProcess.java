@@ -28,8 +28,8 @@ final class DemoProcess implements AutoCloseable {
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   /**
-   * Debian's libfaketime ({@code apt-get install faketime}), under its multiarch directory; null
-   * when it is not installed.
+   * libfaketime ({@code apt-get install faketime} on Debian), for this JVM's architecture, or as
+   * {@code -Dsluice.libfaketime} names it; null when it is not installed.
    */
   static final Path LIBFAKETIME = findLibfaketime();
 
@@ -57,7 +57,7 @@ final class DemoProcess implements AutoCloseable {
    * the library and the command each keep a semaphore and a shared-memory segment named after their
    * process id and remove them only at a normal exit, and a killed command's are left in {@code
    * /dev/shm} until a later command with the same process id fails on them ("sem_open: File
-   * exists"). The library passes over stale ones, and {@link #close} removes the JVM's.
+   * exists"). The library passes over a stale semaphore, and {@link #close} removes the JVM's.
    */
   static DemoProcess startAt(Path log, String offset, String... args)
       throws IOException, InterruptedException {
@@ -103,7 +103,7 @@ final class DemoProcess implements AutoCloseable {
         new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     if (offset != null) {
       Map<String, String> env = pb.environment();
-      env.put("LD_PRELOAD", LIBFAKETIME.toString());
+      env.merge("LD_PRELOAD", LIBFAKETIME.toString(), (inherited, lib) -> lib + ":" + inherited);
       env.put("FAKETIME", offset);
       // Only the wall clock is moved: the JVM's timers keep their monotonic time (without the
       // second setting, an idle JVM spins on a core).
@@ -183,13 +183,17 @@ final class DemoProcess implements AutoCloseable {
   }
 
   private static Path findLibfaketime() {
-    try (Stream<Path> dirs = Files.list(Path.of("/usr/lib"))) {
-      return dirs.map(d -> d.resolve("faketime/libfaketime.so.1"))
-          .filter(Files::isReadable)
-          .findFirst()
-          .orElse(null);
-    } catch (IOException e) {
-      return null;
+    String given = System.getProperty("sluice.libfaketime");
+    if (given != null) {
+      return Path.of(given);
     }
+    // This JVM's architecture first (Debian's multiarch directory), then the other layouts.
+    String arch = System.getProperty("os.arch");
+    String multiarch = (arch.equals("amd64") ? "x86_64" : arch) + "-linux-gnu";
+    return Stream.of("/usr/lib/" + multiarch, "/usr/lib", "/usr/lib64", "/usr/local/lib")
+        .map(d -> Path.of(d, "faketime", "libfaketime.so.1"))
+        .filter(Files::isReadable)
+        .findFirst()
+        .orElse(null);
   }
 }

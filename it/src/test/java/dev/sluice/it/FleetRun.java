@@ -12,6 +12,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -170,6 +171,7 @@ final class FleetRun {
    * recorded as a new phase, as a restart's is.
    */
   private void watchTicks(CountDownLatch done) {
+    long phase = Long.MIN_VALUE; // kept across connections: a move while reconnecting is seen
     while (done.getCount() > 0) {
       try (Socket s = new Socket(InetAddress.getLoopbackAddress(), memcached.port())) {
         s.setSoTimeout(3_000);
@@ -178,7 +180,6 @@ final class FleetRun {
                 new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
         long second = -1;
         long before = 0;
-        long phase = Long.MIN_VALUE;
         while (!done.await(5, TimeUnit.MILLISECONDS)) {
           long b = System.currentTimeMillis();
           long now = time(s.getOutputStream(), in);
@@ -186,15 +187,18 @@ final class FleetRun {
           if (second >= 0 && now != second && a - before <= 20) {
             long seen = now * 1000 - (before + a) / 2;
             if (phase != Long.MIN_VALUE && Math.abs(seen - phase) > FleetModels.EPSILON_MILLIS) {
-              phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+              long at = System.currentTimeMillis();
+              phases.add(new Phase(at, delta(memcached)));
             }
             phase = seen;
           }
           second = now;
           before = b;
         }
-      } catch (IOException | RuntimeException e) {
-        pause(100); // stalled or restarted: watch again on a new connection
+      } catch (IOException | RuntimeException | AssertionError e) {
+        // Stalled or restarted (as the measurement of a new phase may be): watch again on a new
+        // connection, and measure again a move not measured yet.
+        pause(100);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -292,13 +296,15 @@ final class FleetRun {
   static long delta(MemcachedServer memcached) {
     long second = memcached.stat("time");
     long before = System.currentTimeMillis();
-    long deadline = before + 2_000;
+    long deadline = before + 3_000;
     while (System.currentTimeMillis() < deadline) {
       long now = memcached.stat("time");
       long after = System.currentTimeMillis();
-      if (now != second) {
+      if (now != second && after - before <= 20) {
         return now * 1000 - (before + after) / 2;
       }
+      // Not ticked yet, or ticked while a read waited (a stall): the next tick places it.
+      second = now;
       before = after;
     }
     throw new AssertionError("memcached's clock did not tick");
@@ -310,7 +316,9 @@ final class FleetRun {
    * thawed memcached within a second and measures its new tick within another).
    */
   List<Long> deltas(long millis) {
-    List<Phase> all = List.copyOf(phases);
+    // In time order: the faults and the watch of the tick record phases each in their own time.
+    List<Phase> all = new ArrayList<>(phases);
+    all.sort(Comparator.comparingLong(Phase::atMillis));
     List<Long> out = new ArrayList<>();
     for (int k = 0; k < all.size(); k++) {
       Phase p = all.get(k);

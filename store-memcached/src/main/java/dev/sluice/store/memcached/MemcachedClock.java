@@ -51,8 +51,11 @@ import org.slf4j.LoggerFactory;
  * the tick comes more than {@link #MOVED_MILLIS} from where it was expected, the clock measures the
  * next tick at once, provisionally, as a first one is; every instance sees the same move at the
  * same tick, so the fleet is on the new clock within about two seconds of the move (of a stall's
- * end), and instances place a boundary at most {@link #MOVED_MILLIS} plus their errors apart until
- * the next aligned tick. Thread-safe.
+ * end). A measurement's own first tick is judged the same way, so a move while nothing watched (a
+ * measurement failed in a stall and is tried again) is measured too. A smaller move, near {@link
+ * #MOVED_MILLIS} and within the watch's error (a poll interval), may be measured by some instances
+ * and not others: until the next aligned tick instances place a boundary up to about 40 ms plus
+ * memcached's drift since the last aligned tick apart. Thread-safe.
  */
 final class MemcachedClock implements StoreClock {
 
@@ -63,8 +66,13 @@ final class MemcachedClock implements StoreClock {
 
   static final long RETRY_MILLIS = 5_000;
 
-  /** A measurement of a moved tick that failed is tried again this soon. */
+  /**
+   * A measurement of a moved tick that failed is tried again this soon, {@link #MOVED_RETRIES}
+   * times, then every {@link #RETRY_MILLIS}.
+   */
   static final long MOVED_RETRY_MILLIS = 500;
+
+  static final int MOVED_RETRIES = 10;
 
   /**
    * A tick further than this from where the last ones were is a moved one: the clock is measured
@@ -115,6 +123,8 @@ final class MemcachedClock implements StoreClock {
 
   /** The process or its tick moved: the next tick is recorded, provisional, as a first one is. */
   private boolean moved;
+
+  private int movedRetries;
 
   /** The tick the watch expects next, on the host's clock, and the second it starts. */
   private long expectTick;
@@ -269,7 +279,7 @@ final class MemcachedClock implements StoreClock {
       }
       // A tick that moved is measured again as soon as the server answers (a stall may have
       // ended), so that the fleet does not decide on two phases for long.
-      schedule(moved ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
+      schedule(moved && ++movedRetries <= MOVED_RETRIES ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
     }
   }
 
@@ -288,13 +298,26 @@ final class MemcachedClock implements StoreClock {
     }
     tickLocal = (before + a) / 2;
     second = now;
-    expect(now, tickLocal);
+    // Placed within a poll or two: good enough to judge the tick, and to expect the next from it.
+    boolean narrow = a - before <= 2 * COARSE_POLL_MILLIS;
     if (measuredOn != null && !measuredOn.equals(probe.process())) {
+      moved = true;
+    } else if (ticked && !moved && narrow && offExpected(now, tickLocal)) {
+      // Moved while nothing watched: a failed measurement's retry, or a stall across it.
+      LOG.info(
+          "memcached's clock at {} ticked to second {} {} ms from where expected: measuring it"
+              + " again",
+          server,
+          now,
+          tickLocal - expectTick);
       moved = true;
     }
     if (!ticked || moved) {
       moved = false;
       record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
+      expect(now, tickLocal);
+    } else if (narrow) {
+      expect(now, tickLocal);
     }
     if ((now + 1) % align == 0) {
       fine = true;
@@ -317,6 +340,16 @@ final class MemcachedClock implements StoreClock {
   private void expect(long now, long localMillis) {
     expectSecond = now + 1;
     expectTick = localMillis + 1000;
+  }
+
+  /**
+   * Whether second {@code now}, begun at {@code localMillis}, is off the ticks the watch expects:
+   * another second than theirs, or more than {@link #MOVED_MILLIS} from the nearest.
+   */
+  private boolean offExpected(long now, long localMillis) {
+    long seconds = Math.floorDiv(localMillis - expectTick + 500, 1000);
+    return now != expectSecond + seconds
+        || Math.abs(localMillis - expectTick - seconds * 1000) > MOVED_MILLIS;
   }
 
   /** Schedules the watch of the next tick expected (or the measurement, when that comes first). */
@@ -362,6 +395,9 @@ final class MemcachedClock implements StoreClock {
       scheduleCheck();
     } else if (!watching) {
       moved("early, by more than " + (expectTick - a) + " ms", b, now);
+    } else if (a - watchBefore > 1000 - 2 * MOVED_MILLIS) {
+      watching = false; // the last two reads too far apart (a pause) to tell which tick it was
+      scheduleCheck();
     } else if (now != expectSecond || a < expectTick - MOVED_MILLIS) {
       // Ticked between the last two reads: a second too far, or surely too early.
       moved(
@@ -449,6 +485,7 @@ final class MemcachedClock implements StoreClock {
   /** Takes a measured offset; {@link ClockWarnings} logs the first and any far one. */
   private void record(long measured, long err, boolean aligned) {
     boolean firstTick = !ticked;
+    movedRetries = 0;
     measuredOn = probe.process();
     ticked = true;
     offset = measured;
