@@ -91,44 +91,15 @@ class MemcachedClockTest {
    */
   @Test
   void aMemcachedStartedAgainIsMeasuredAgainWithinSeconds() throws Exception {
-    try (MemcachedServer m = MemcachedServer.start();
-        MemcachedCounterStore store =
-            MemcachedCounterStore.builder()
-                .servers(m.address())
-                .clockAlignSeconds(3_600)
-                .scheduler(Executors.newSingleThreadScheduledExecutor())
-                .build()) {
-      StoreClock c = store.clock().orElseThrow();
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (c.errorMillis() < 0 && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
-      assertTrue(c.errorMillis() >= 0, "never measured: " + c);
-      long old = c.offsetMillis();
-      // Started again until its phase is clearly another one (a restart draws it at random).
-      long phase = old;
-      for (int k = 0; k < 10 && Math.abs(phase - old) < 200; k++) {
-        // The new phase follows the instant of the restart: start it at another point of a second.
-        Thread.sleep(300 + 370L * k % 1000);
-        m.restart();
-        phase = tick(m);
-      }
-      assertTrue(Math.abs(phase - old) >= 200, "ten restarts kept the phase: " + phase);
-      long measured = phase;
-      deadline = System.nanoTime() + 8_000_000_000L;
-      while (Math.abs(c.offsetMillis() - measured) > c.errorMillis() + 30
-          && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
-      assertTrue(
-          Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30,
-          "memcached started again now ticks at "
-              + measured
-              + " ms from this host, was "
-              + old
-              + ": "
-              + c);
-    }
+    assertMeasuredAgainAfter(
+        "started again",
+        (m, k) -> {
+          // The new phase follows the instant of the restart: start it at another point of a
+          // second.
+          Thread.sleep(300 + 370L * k % 1000);
+          m.restart();
+        },
+        8_000);
   }
 
   /**
@@ -139,6 +110,29 @@ class MemcachedClockTest {
    */
   @Test
   void aStalledMemcachedIsMeasuredAgainWithinSeconds() throws Exception {
+    assertMeasuredAgainAfter(
+        "stalled",
+        (m, k) -> {
+          // The thaw's instant sets the new phase.
+          m.stall();
+          Thread.sleep(1_100 + 370L * k % 1000);
+          m.resume();
+        },
+        5_000);
+  }
+
+  /** Something done to a memcached, the {@code k}th time, that may move its tick. */
+  private interface Disturbance {
+    void apply(MemcachedServer m, int k) throws Exception;
+  }
+
+  /**
+   * Measures a new memcached's clock, disturbs it until its tick is clearly elsewhere (at least 200
+   * ms from where it was, at most ten times), and asserts that the clock has the new tick within
+   * {@code withinMillis}.
+   */
+  private static void assertMeasuredAgainAfter(String what, Disturbance disturb, long withinMillis)
+      throws Exception {
     try (MemcachedServer m = MemcachedServer.start();
         MemcachedCounterStore store =
             MemcachedCounterStore.builder()
@@ -153,29 +147,30 @@ class MemcachedClockTest {
       }
       assertTrue(c.errorMillis() >= 0, "never measured: " + c);
       long old = c.offsetMillis();
-      // Stalled until its phase is clearly another one: the thaw's instant sets the new phase.
       long phase = old;
       for (int k = 0; k < 10 && Math.abs(phase - old) < 200; k++) {
-        m.stall();
-        Thread.sleep(1_100 + 370L * k % 1000);
-        m.resume();
+        disturb.apply(m, k);
         phase = tick(m);
       }
-      assertTrue(Math.abs(phase - old) >= 200, "ten stalls kept the phase: " + phase);
+      assertTrue(Math.abs(phase - old) >= 200, "ten times " + what + " kept the phase: " + phase);
       long measured = phase;
-      deadline = System.nanoTime() + 5_000_000_000L;
+      deadline = System.nanoTime() + withinMillis * 1_000_000;
       while (Math.abs(c.offsetMillis() - measured) > c.errorMillis() + 30
           && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
       assertTrue(
           Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30,
-          "memcached stalled now ticks at "
+          "memcached "
+              + what
+              + " now ticks at "
               + measured
               + " ms from this host, was "
               + old
               + ": "
               + c);
+      System.out.printf(
+          "memcached %s: its tick moved from %d to %d ms, measured: %s%n", what, old, measured, c);
     }
   }
 
