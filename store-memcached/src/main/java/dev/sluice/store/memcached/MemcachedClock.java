@@ -304,12 +304,14 @@ final class MemcachedClock implements StoreClock {
       moved = true;
     } else if (ticked && !moved && narrow && offExpected(now, tickLocal)) {
       // Moved while nothing watched: a failed measurement's retry, or a stall across it.
+      long seconds = Math.floorDiv(tickLocal - expectTick + 500, 1000);
       LOG.info(
-          "memcached's clock at {} ticked to second {} {} ms from where expected: measuring it"
-              + " again",
+          "memcached's clock at {} ticked to second {} (expected {}) {} ms from where expected:"
+              + " measuring it again",
           server,
           now,
-          tickLocal - expectTick);
+          expectSecond + seconds,
+          tickLocal - expectTick - seconds * 1000);
       moved = true;
     }
     if (!ticked || moved) {
@@ -395,7 +397,7 @@ final class MemcachedClock implements StoreClock {
       scheduleCheck();
     } else if (!watching) {
       moved("early, by more than " + (expectTick - a) + " ms", b, now);
-    } else if (a - watchBefore > 1000 - 2 * MOVED_MILLIS) {
+    } else if (a - watchBefore >= 1000 - 2 * MOVED_MILLIS) {
       watching = false; // the last two reads too far apart (a pause) to tell which tick it was
       scheduleCheck();
     } else if (now != expectSecond || a < expectTick - MOVED_MILLIS) {

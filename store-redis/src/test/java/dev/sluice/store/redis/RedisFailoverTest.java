@@ -67,6 +67,32 @@ class RedisFailoverTest {
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
   }
 
+  /**
+   * Waits until {@code replica} has applied everything {@code master} has written so far (its
+   * replication offset reached the master's). {@code WAIT} cannot tell: it waits only for the
+   * writes of its own connection, and redis-cli's has made none.
+   */
+  private static void untilReplicated(RedisServer master, RedisServer replica)
+      throws InterruptedException {
+    long written = offset(master, "master_repl_offset");
+    assertTrue(written > 0, "no replication offset on the master");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (offset(replica, "slave_repl_offset") < written) {
+      assertTrue(System.nanoTime() < deadline, "the replica did not catch up with its master");
+      Thread.sleep(10); // a condition wait with a deadline
+    }
+  }
+
+  /** A replication offset from {@code INFO replication}; -1 when it is not there. */
+  private static long offset(RedisServer server, String field) {
+    for (String line : server.cli("INFO", "replication").lines().toList()) {
+      if (line.startsWith(field + ":")) {
+        return Long.parseLong(line.substring(field.length() + 1).trim());
+      }
+    }
+    return -1;
+  }
+
   @Test
   void aSentinelFailoverIsFollowedWithoutARestart() throws Exception {
     try (RedisServer master = RedisServer.start();
@@ -85,8 +111,8 @@ class RedisFailoverTest {
               .operationTimeout(Duration.ofMillis(200))
               .build()) {
         assertEquals(Counts.of(1, 0), store.increment(one));
-        // Replication is asynchronous: give the replica a moment to have the count.
-        master.cli("WAIT", "1", "1000");
+        // Replication is asynchronous: the replica has the count before its master is stopped.
+        untilReplicated(master, replica);
         AtomicLong switched = new AtomicLong();
         RedisClient watcher = RedisClient.create("redis://" + sentinel.address());
         try (StatefulRedisPubSubConnection<String, String> events = watcher.connectPubSub()) {
@@ -175,8 +201,7 @@ class RedisFailoverTest {
       RedisServer replica = replicaOf(cluster, master);
       // Replication is asynchronous: the replica has both counts before its master dies, or a
       // loaded machine can lose them, and the count below starts lower than the test can tell.
-      assertEquals(
-          "1", master.cli("WAIT", "1", "5000"), "the replica did not acknowledge the counts");
+      untilReplicated(master, replica);
       master.kill();
       long t0 = System.nanoTime();
       AtomicLong promoted = new AtomicLong();
