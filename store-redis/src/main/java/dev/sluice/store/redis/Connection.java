@@ -19,6 +19,9 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.protocol.CommandArgsAccessor;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.netty.util.HashedWheelTimer;
@@ -95,7 +98,11 @@ final class Connection implements AutoCloseable {
             .build();
     SocketOptions socket =
         SocketOptions.builder().connectTimeout(connectTimeout).keepAlive(true).build();
-    TimeoutOptions timeouts = TimeoutOptions.enabled(commandTimeout);
+    TimeoutOptions timeouts =
+        TimeoutOptions.builder()
+            .timeoutCommands(true)
+            .timeoutSource(new CallersDeadline(commandTimeout))
+            .build();
     SslOptions ssl =
         trustedCertificates == null
             ? SslOptions.create()
@@ -367,5 +374,31 @@ final class Connection implements AutoCloseable {
       cluster.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
     resources.shutdown(0, 1, TimeUnit.SECONDS).addListener(f -> timer.stop());
+  }
+
+  /**
+   * Lettuce's timeout for every command but a decision's {@code count.lua}: its caller waits within
+   * its own deadline, far shorter ({@link Counting}), and gives up on its own, so a timer entry set
+   * and cancelled on every decision would only cost CPU.
+   */
+  static final class CallersDeadline extends TimeoutOptions.TimeoutSource {
+    private final long nanos;
+
+    CallersDeadline(Duration timeout) {
+      this.nanos = timeout.toNanos();
+    }
+
+    @Override
+    public long getTimeout(RedisCommand<?, ?, ?> command) {
+      return command.getType() == CommandType.EVALSHA
+              && Script.COUNT.sha.equals(CommandArgsAccessor.getFirstString(command.getArgs()))
+          ? 0
+          : nanos;
+    }
+
+    @Override
+    public TimeUnit getTimeUnit() {
+      return TimeUnit.NANOSECONDS;
+    }
   }
 }

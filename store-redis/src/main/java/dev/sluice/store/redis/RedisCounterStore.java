@@ -87,7 +87,8 @@ public final class RedisCounterStore implements CounterStore {
             uris,
             b.cluster,
             b.connectTimeout,
-            // Lettuce's own timeout only bounds what is left pending; decisions wait less.
+            // Lettuce's own timeout bounds probes, values and refunds; a decision's script is
+            // bounded by the decision's deadline alone.
             Duration.ofNanos(Math.max(coldTimeoutNanos, TimeUnit.SECONDS.toNanos(1))),
             b.maxReconnectDelay,
             b.scheduler,
