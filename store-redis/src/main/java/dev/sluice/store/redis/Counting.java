@@ -59,7 +59,7 @@ final class Counting {
     boolean cold = !answered;
     long deadline = System.nanoTime() + (cold ? coldTimeoutNanos : timeoutNanos);
     while (true) {
-      ScriptCall call = new ScriptCall(this, batch, true);
+      ScriptCall call = new ScriptCall(this, batch, true, deadline);
       try {
         call.send();
       } catch (RuntimeException e) {
@@ -94,7 +94,7 @@ final class Counting {
   }
 
   private CompletableFuture<Void> incrementAsync(CounterBatch batch, boolean cold, long deadline) {
-    ScriptCall call = new ScriptCall(this, batch, false);
+    ScriptCall call = new ScriptCall(this, batch, false, deadline);
     try {
       call.send();
     } catch (RuntimeException e) {

@@ -11,6 +11,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 
 /**
  * A Lua script of this package, called by its SHA-1 ({@code EVALSHA}). A server that does not hold
@@ -84,10 +85,32 @@ final class Script {
       ScriptOutputType type,
       String[] keys,
       String... args) {
+    return runWhile(() -> true, redis, type, keys, args);
+  }
+
+  /**
+   * {@link #run}, sent whole after {@code NOSCRIPT} only before {@code deadline} ({@link
+   * System#nanoTime}): a script sent later would count a decision its caller has given up on.
+   */
+  <T> CompletableFuture<T> runBefore(
+      long deadline,
+      RedisScriptingAsyncCommands<String, String> redis,
+      ScriptOutputType type,
+      String[] keys,
+      String... args) {
+    return runWhile(() -> deadline - System.nanoTime() > 0, redis, type, keys, args);
+  }
+
+  private <T> CompletableFuture<T> runWhile(
+      BooleanSupplier inTime,
+      RedisScriptingAsyncCommands<String, String> redis,
+      ScriptOutputType type,
+      String[] keys,
+      String... args) {
     return this.<T>send(redis, type, keys, args)
         .exceptionallyCompose(
             e ->
-                noScript(e)
+                noScript(e) && inTime.getAsBoolean()
                     ? this.<T>eval(redis, type, keys, args)
                     : CompletableFuture.failedFuture(cause(e)));
   }

@@ -30,6 +30,9 @@ final class ScriptCall {
    */
   private final boolean waits;
 
+  /** When the decision gives up ({@link System#nanoTime}): no script is sent whole after it. */
+  private final long deadline;
+
   private final String[] names;
 
   /**
@@ -55,10 +58,11 @@ final class ScriptCall {
   /** Whether no script reached Redis: Redis refused them unsent (not connected), safe to resend. */
   private boolean unsent;
 
-  ScriptCall(Counting store, CounterBatch batch, boolean waits) {
+  ScriptCall(Counting store, CounterBatch batch, boolean waits, long deadline) {
     this.store = store;
     this.batch = batch;
     this.waits = waits;
+    this.deadline = deadline;
     int n = batch.size();
     this.names = new String[n];
     this.known = new long[n];
@@ -147,7 +151,9 @@ final class ScriptCall {
           sentArgs[gi] = args;
           futures[gi] = Script.COUNT.send(connection.commands(), ScriptOutputType.MULTI, ks, args);
         } else {
-          futures[gi] = Script.COUNT.run(connection.commands(), ScriptOutputType.MULTI, ks, args);
+          futures[gi] =
+              Script.COUNT.runBefore(
+                  deadline, connection.commands(), ScriptOutputType.MULTI, ks, args);
         }
       }
     } catch (RuntimeException e) {
@@ -278,9 +284,9 @@ final class ScriptCall {
 
   /**
    * Script {@code gi}'s answer, waiting until the deadline; sent again whole to a server that
-   * answers {@code NOSCRIPT} when the caller {@link #waits} (otherwise {@link Script#run} did),
-   * unless the decision has failed already ({@code !resend}) or its deadline has passed: a script
-   * sent then would count a decision reported as failed.
+   * answers {@code NOSCRIPT} when the caller {@link #waits} (otherwise {@link Script#runBefore}
+   * did), unless the decision has failed already ({@code !resend}) or its deadline has passed: a
+   * script sent then would count a decision reported as failed.
    */
   private List<?> reply(int gi, long deadline, boolean resend) {
     if (waits) {
