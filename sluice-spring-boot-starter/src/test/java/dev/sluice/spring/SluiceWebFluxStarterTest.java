@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -25,14 +26,20 @@ import reactor.blockhound.BlockHound;
 class SluiceWebFluxStarterTest {
 
   static {
-    BlockHound.builder()
-        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
-        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
-        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
-        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
-        .install();
+    // With the integrations Netty and Reactor register (ServiceLoader), which allow their own
+    // waits: an event loop's quiet period as it shuts down, for one.
+    BlockHound.install(
+        b ->
+            b.nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
+                // Queuing a memcached operation takes spymemcached's queue lock for a moment, never
+                // I/O.
+                .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+                .allowBlockingCallsInside(
+                    "net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+                // The deadline of a memcached call is a task on the store's scheduler: its queue's
+                // lock.
+                .allowBlockingCallsInside(
+                    "java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"));
   }
 
   private final HttpClient http = HttpClient.newHttpClient();
@@ -51,7 +58,10 @@ class SluiceWebFluxStarterTest {
   private HttpResponse<String> get(ConfigurableApplicationContext app, String path, String client)
       throws Exception {
     int port = TestApp.port(app);
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
+    // A server that never answers fails the test instead of hanging the build.
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+            .timeout(Duration.ofSeconds(30));
     if (client != null) {
       b.header("X-Client", client);
     }

@@ -71,6 +71,12 @@ final class Connection implements AutoCloseable {
 
   private static final Object ANY = new Object();
 
+  /**
+   * The scripts, read from the jar as this class is initialized, in the thread that builds a store:
+   * not later, on an event loop, where reading a file would block it.
+   */
+  private static final List<Script> SCRIPTS = Script.ALL;
+
   Connection(
       List<RedisURI> uris,
       boolean isCluster,
@@ -277,7 +283,7 @@ final class Connection implements AutoCloseable {
    * not reordered behind a NOSCRIPT answer; best effort (a script missing later is sent again).
    */
   private void preload() {
-    for (Script s : Script.ALL) {
+    for (Script s : SCRIPTS) {
       var unused = commands.scriptLoad(s.body);
     }
   }
