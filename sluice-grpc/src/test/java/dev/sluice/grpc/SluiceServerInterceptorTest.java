@@ -61,20 +61,17 @@ import reactor.blockhound.BlockHound;
 class SluiceServerInterceptorTest {
 
   static {
-    // With the integrations Netty and Reactor register (ServiceLoader), which allow their own
-    // waits: an event loop's quiet period as it shuts down, for one.
-    BlockHound.install(
-        b ->
-            b.nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("grpc-nio-worker")))
-                // Queuing a memcached operation takes spymemcached's queue lock for a moment, never
-                // I/O.
-                .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-                .allowBlockingCallsInside(
-                    "net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-                // The deadline of a memcached call is a task on the store's scheduler: its queue's
-                // lock.
-                .allowBlockingCallsInside(
-                    "java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"));
+    BlockHound.builder()
+        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("grpc-nio-worker")))
+        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
+        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
+        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
+        // An event loop that shuts down waits out its quiet period: Netty's own wait, not ours.
+        .allowBlockingCallsInside(
+            "io.netty.util.concurrent.SingleThreadEventExecutor", "confirmShutdown")
+        .install();
   }
 
   static final MethodDescriptor.Marshaller<String> TEXT =

@@ -26,22 +26,18 @@ import reactor.netty.http.server.HttpServer;
 final class WebFluxServer implements AutoCloseable {
 
   static {
-    // With the integrations Netty and Reactor register (ServiceLoader), which allow their own
-    // waits: an event loop's quiet period as it shuts down, for one.
-    BlockHound.install(
-        b ->
-            b
-                // Reactor Netty's event loops, whatever Reactor's integration marks.
-                .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
-                // Queuing a memcached operation takes spymemcached's queue lock for a moment, never
-                // I/O.
-                .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-                .allowBlockingCallsInside(
-                    "net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-                // The deadline of a memcached call is a task on the store's scheduler: its queue's
-                // lock.
-                .allowBlockingCallsInside(
-                    "java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"));
+    BlockHound.builder()
+        // Reactor Netty's event loops, whatever Reactor's integration marks.
+        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
+        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
+        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
+        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
+        // An event loop that shuts down waits out its quiet period: Netty's own wait, not ours.
+        .allowBlockingCallsInside(
+            "io.netty.util.concurrent.SingleThreadEventExecutor", "confirmShutdown")
+        .install();
   }
 
   private final DisposableServer server;

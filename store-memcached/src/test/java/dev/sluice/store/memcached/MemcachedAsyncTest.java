@@ -43,20 +43,14 @@ class MemcachedAsyncTest {
 
   @BeforeAll
   static void start() {
-    // With the integrations Netty and Reactor register (ServiceLoader), which allow their own
-    // waits: an event loop's quiet period as it shuts down, for one.
-    BlockHound.install(
-        b ->
-            b.nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith(NON_BLOCKING)))
-                // Queuing an operation takes spymemcached's queue lock for a moment: bounded, never
-                // I/O.
-                .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-                .allowBlockingCallsInside(
-                    "net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-                // The deadline is a task on the store's scheduler: its queue's lock, held for a
-                // moment.
-                .allowBlockingCallsInside(
-                    "java.util.concurrent.ScheduledThreadPoolExecutor", "schedule"));
+    BlockHound.builder()
+        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith(NON_BLOCKING)))
+        // Queuing an operation takes spymemcached's queue lock for a moment: bounded, never I/O.
+        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
+        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
+        // The deadline is a task on the store's scheduler: its queue's lock, held for a moment.
+        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
+        .install();
     server = MemcachedServer.start();
   }
 
