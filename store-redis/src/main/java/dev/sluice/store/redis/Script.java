@@ -11,7 +11,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.BooleanSupplier;
 
 /**
  * A Lua script of this package, called by its SHA-1 ({@code EVALSHA}). A server that does not hold
@@ -85,7 +84,7 @@ final class Script {
       ScriptOutputType type,
       String[] keys,
       String... args) {
-    return runWhile(() -> true, redis, type, keys, args);
+    return resending(false, 0, redis, type, keys, args);
   }
 
   /**
@@ -98,11 +97,16 @@ final class Script {
       ScriptOutputType type,
       String[] keys,
       String... args) {
-    return runWhile(() -> deadline - System.nanoTime() > 0, redis, type, keys, args);
+    return resending(true, deadline, redis, type, keys, args);
   }
 
-  private <T> CompletableFuture<T> runWhile(
-      BooleanSupplier inTime,
+  /**
+   * Sent by SHA-1, and whole after {@code NOSCRIPT} unless {@code bounded} and past {@code
+   * deadline}.
+   */
+  private <T> CompletableFuture<T> resending(
+      boolean bounded,
+      long deadline,
       RedisScriptingAsyncCommands<String, String> redis,
       ScriptOutputType type,
       String[] keys,
@@ -110,7 +114,7 @@ final class Script {
     return this.<T>send(redis, type, keys, args)
         .exceptionallyCompose(
             e ->
-                noScript(e) && inTime.getAsBoolean()
+                noScript(e) && (!bounded || deadline - System.nanoTime() > 0)
                     ? this.<T>eval(redis, type, keys, args)
                     : CompletableFuture.failedFuture(cause(e)));
   }
