@@ -195,7 +195,9 @@ public interface RateLimiter {
 
     /**
      * Counts in two layers: locally, synced with the store at most once per {@code sync.interval()}
-     * per counter ({@link Sync}). Off by default: every decision goes to the store.
+     * per counter ({@link Sync}). Off by default: every decision goes to the store. Needs the
+     * {@code sluice-twolayer} module on the class or module path ({@code sluice-http} brings it):
+     * without it, {@link #build()} throws {@link IllegalStateException}.
      *
      * @param sync the interval and the instances that share the limit
      * @return this builder

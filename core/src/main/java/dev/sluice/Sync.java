@@ -7,7 +7,8 @@ import java.util.Objects;
  * Two-layer counting for a limit: each instance counts locally and pushes its local delta to the
  * shared store at most once per {@code interval} per counter, reading the fleet's total back in the
  * same round trip. A decision then costs no network round trip, in exchange for a bounded overshoot
- * (docs/RULES.md, "Two-layer counters").
+ * (docs/RULES.md, "Two-layer counters"). The counting itself is in the {@code sluice-twolayer}
+ * module.
  *
  * @param interval how often each counter is synced, at most; at least 1 ms
  * @param instances how many instances share the limit: while the store is down, an instance keeps

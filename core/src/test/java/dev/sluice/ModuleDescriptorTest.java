@@ -53,8 +53,14 @@ class ModuleDescriptorTest {
     assertTrue(
         d.exports().stream()
             .filter(ModuleDescriptor.Exports::isQualified)
-            .allMatch(e -> e.targets().equals(Set.of("dev.sluice.http", "dev.sluice.control"))));
+            .allMatch(
+                e ->
+                    e.targets()
+                        .equals(
+                            Set.of(
+                                "dev.sluice.http", "dev.sluice.control", "dev.sluice.twolayer"))));
     assertTrue(d.uses().contains("dev.sluice.spi.CounterStoreProvider"));
+    assertTrue(d.uses().contains("dev.sluice.engine.TwoLayer$Provider"));
   }
 
   /**

@@ -44,6 +44,17 @@ class RateLimiterTest {
     assertEquals(Duration.ofSeconds(9), ninth.retryAfter());
   }
 
+  /** Core alone has no two-layer counting: a synced limiter says which module it needs. */
+  @Test
+  void aSyncedLimiterWithoutTheTwoLayerModuleFailsToBuildNamingIt() {
+    RateLimiter.Builder b =
+        RateLimiter.fixedWindow(store)
+            .tier(5, Duration.ofSeconds(1))
+            .sync(Sync.every(Duration.ofMillis(200)));
+    IllegalStateException e = assertThrows(IllegalStateException.class, b::build);
+    assertTrue(e.getMessage().contains("dev.sluice:sluice-twolayer"), e.getMessage());
+  }
+
   @Test
   void aRejectionByOneTierGivesBackWhatTheOtherTiersTook() {
     RateLimiter l =

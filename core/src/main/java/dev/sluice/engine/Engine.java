@@ -76,7 +76,7 @@ public final class Engine {
   }
 
   /** The local layer of two-layer policies. */
-  TwoLayerStore twoLayer() {
+  TwoLayer twoLayer() {
     return evaluator.twoLayer();
   }
 

@@ -8,6 +8,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.ServiceLoader;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +27,14 @@ final class Evaluator {
   static final long WARN_INTERVAL_MILLIS = 10_000;
 
   private final CounterStore store;
-  private final TwoLayerStore twoLayer;
+
+  /** Two-layer counting, when its module is on the class or module path. */
+  static final Optional<TwoLayer.Provider> TWO_LAYER =
+      ServiceLoader.load(TwoLayer.Provider.class, TwoLayer.class.getClassLoader()).findFirst();
+
+  /** The local layer of synced policies; null without the two-layer module. */
+  private final TwoLayer twoLayer;
+
   private final InstantSource clock;
   private final LogGate warnings = new LogGate(WARN_INTERVAL_MILLIS);
   private final LogGate errors = new LogGate(WARN_INTERVAL_MILLIS);
@@ -40,7 +48,7 @@ final class Evaluator {
       CounterStore store, InstantSource clock, Optional<ScheduledExecutorService> syncScheduler) {
     this.store = store;
     this.clock = clock;
-    this.twoLayer = new TwoLayerStore(store, clock, TwoLayerStore.MAX_COUNTERS, syncScheduler);
+    this.twoLayer = TWO_LAYER.map(p -> p.over(store, clock, syncScheduler)).orElse(null);
     this.fallback = new LocalFallback(store, clock);
   }
 
@@ -50,7 +58,7 @@ final class Evaluator {
   }
 
   /** The local layer of two-layer policies. */
-  TwoLayerStore twoLayer() {
+  TwoLayer twoLayer() {
     return twoLayer;
   }
 
@@ -291,7 +299,9 @@ final class Evaluator {
    */
   void close(long timeoutMillis) {
     try {
-      twoLayer.flush(timeoutMillis);
+      if (twoLayer != null) {
+        twoLayer.flush(timeoutMillis);
+      }
       fallback.pushOwed(timeoutMillis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -269,6 +269,13 @@ public final class Policy {
    */
   public Policy withSync(java.util.Optional<Sync> sync) {
     algorithm.checkSync(sync.isPresent());
+    if (sync.isPresent() && Evaluator.TWO_LAYER.isEmpty()) {
+      throw new IllegalStateException(
+          "policy '"
+              + id
+              + "' is counted in two layers (sync), which needs the dev.sluice:sluice-twolayer"
+              + " module on the class or module path");
+    }
     if (sync.isPresent() && onStoreFailure == OnStoreFailure.LOCAL) {
       throw new IllegalArgumentException(
           "policy '" + id + "' limits locally on a store failure, which two layers do already");

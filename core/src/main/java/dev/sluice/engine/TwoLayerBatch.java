@@ -3,9 +3,10 @@ package dev.sluice.engine;
 import dev.sluice.spi.CounterBatch;
 
 /**
- * A batch whose counters may be counted in two layers ({@link TwoLayerStore}); the engine's own.
+ * A batch whose counters may be counted in two layers ({@link TwoLayer}); the engine's own. Public
+ * only for the two-layer module; not part of the API.
  */
-interface TwoLayerBatch extends CounterBatch {
+public interface TwoLayerBatch extends CounterBatch {
 
   /**
    * How often, in milliseconds, counter {@code i} is synced with the shared store, or 0 when every

@@ -1,5 +1,6 @@
-package dev.sluice.engine;
+package dev.sluice.twolayer;
 
+import dev.sluice.engine.LogGate;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;

@@ -1,6 +1,8 @@
-package dev.sluice.engine;
+package dev.sluice.twolayer;
 
 import dev.sluice.Sync;
+import dev.sluice.engine.TwoLayer;
+import dev.sluice.engine.TwoLayerBatch;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
@@ -36,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * local counters are kept (the in-memory store's default cap); beyond it new counters are counted
  * directly in the shared store. Expired counters are swept once a second. Thread-safe.
  */
-final class TwoLayerStore {
+final class TwoLayerStore implements TwoLayer {
 
   /** The most local counters kept, as the in-memory store's default. */
   static final long MAX_COUNTERS = 1_000_000;
@@ -89,7 +91,8 @@ final class TwoLayerStore {
    * @throws RuntimeException when the shared store fails for a direct counter, or when it is down
    *     and a synced counter is past its local allowance
    */
-  void increment(TwoLayerBatch batch) {
+  @Override
+  public void increment(TwoLayerBatch batch) {
     List<Integer> direct = countLocally(batch);
     if (direct != null) {
       Counts counts = shared.increment(directUpdates(batch, direct));
@@ -102,7 +105,8 @@ final class TwoLayerStore {
    * {@link #increment} without waiting on the shared store: the synced counters are counted here at
    * once, the others sent to the shared store asynchronously.
    */
-  CompletableFuture<Void> incrementAsync(TwoLayerBatch batch) {
+  @Override
+  public CompletableFuture<Void> incrementAsync(TwoLayerBatch batch) {
     List<Integer> direct;
     try {
       direct = countLocally(batch);
@@ -249,7 +253,8 @@ final class TwoLayerStore {
    * Takes back refunded permits from local counters; returns the updates that are not local, for
    * the shared store.
    */
-  List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
+  @Override
+  public List<CounterUpdate> refundLocally(List<CounterUpdate> updates) {
     List<CounterUpdate> rest = new ArrayList<>(0);
     for (CounterUpdate u : updates) {
       TwoLayerCounter c =
@@ -323,12 +328,14 @@ final class TwoLayerStore {
    * Pushes every counter that is due in one batch, and reads the fleet's totals back ({@link
    * TwoLayerSync#syncDue}).
    */
-  void syncDue() {
+  @Override
+  public void syncDue() {
     sync.syncDue();
   }
 
   /** Pushes every counter's unsynced count at once ({@link TwoLayerSync#flush}). */
-  boolean flush(long timeoutMillis) {
+  @Override
+  public boolean flush(long timeoutMillis) {
     return sync.flush(timeoutMillis);
   }
 

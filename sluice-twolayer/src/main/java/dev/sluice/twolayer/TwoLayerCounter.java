@@ -1,4 +1,4 @@
-package dev.sluice.engine;
+package dev.sluice.twolayer;
 
 import dev.sluice.spi.CounterKey;
 

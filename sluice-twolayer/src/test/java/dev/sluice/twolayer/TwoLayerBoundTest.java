@@ -1,4 +1,4 @@
-package dev.sluice.engine;
+package dev.sluice.twolayer;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -6,6 +6,7 @@ import dev.sluice.Outcome;
 import dev.sluice.RateLimiter;
 import dev.sluice.Sync;
 import dev.sluice.TestSettings;
+import dev.sluice.engine.EngineAccess;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
@@ -72,7 +73,7 @@ class TwoLayerBoundTest {
     ReferenceCounterStore store = new ReferenceCounterStore();
     Random random = new Random(c.seed());
     int n = c.instances();
-    SingleRateLimiter[] limiters = new SingleRateLimiter[n];
+    RateLimiter[] limiters = new RateLimiter[n];
     int[] phase = new int[n];
     long[] burstAt = new long[n];
     double[] owed = new double[n];
@@ -85,7 +86,7 @@ class TwoLayerBoundTest {
               .tier(c.limit(), Duration.ofMillis(PERIOD))
               .sync(Sync.every(Duration.ofMillis(c.interval())));
       TestSettings.syncByHand(b);
-      limiters[i] = (SingleRateLimiter) b.build();
+      limiters[i] = b.build();
       phase[i] = random.nextInt((int) TwoLayerStore.TICK_MILLIS);
       burstAt[i] = random.nextInt((int) TwoLayerStore.TICK_MILLIS);
     }
@@ -113,7 +114,7 @@ class TwoLayerBoundTest {
       }
       for (int i = 0; i < n; i++) {
         if ((t + phase[i]) % TwoLayerStore.TICK_MILLIS == 0) {
-          limiters[i].engine().twoLayer().syncDue();
+          EngineAccess.twoLayer(limiters[i]).syncDue();
           lastSync[i] = t;
         }
       }

@@ -1,4 +1,4 @@
-package dev.sluice.engine;
+package dev.sluice.twolayer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,6 +9,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.StoreStatus;
 import dev.sluice.Sync;
 import dev.sluice.TestSettings;
+import dev.sluice.engine.EngineAccess;
+import dev.sluice.engine.TwoLayerBatch;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
@@ -24,7 +26,7 @@ class TwoLayerTest {
   private final ReferenceCounterStore store = new ReferenceCounterStore();
 
   /** An instance: a fixed-window limiter of 50 per second synced every 200 ms, synced by hand. */
-  private SingleRateLimiter instance(Sync sync, boolean failClosed) {
+  private RateLimiter instance(Sync sync, boolean failClosed) {
     RateLimiter.Builder b =
         RateLimiter.fixedWindow(store)
             .clock(clock)
@@ -36,11 +38,11 @@ class TwoLayerTest {
       b.sync(sync);
     }
     TestSettings.syncByHand(b);
-    return (SingleRateLimiter) b.build();
+    return b.build();
   }
 
-  private static TwoLayerStore layer(SingleRateLimiter l) {
-    return l.engine().twoLayer();
+  private static TwoLayerStore layer(RateLimiter l) {
+    return (TwoLayerStore) EngineAccess.twoLayer(l);
   }
 
   private long shared() {
@@ -68,7 +70,7 @@ class TwoLayerTest {
 
   @Test
   void decisionsBetweenSyncsStayLocalAndOneSyncPushesThemAll() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     assertEquals(30, allow(l, 30));
     assertEquals(0, store.incrementCalls(), "no decision went to the store");
     assertEquals(0, shared());
@@ -98,7 +100,7 @@ class TwoLayerTest {
               .tier(1_000_000, SECOND)
               .sync(Sync.every(Duration.ofMillis(100)));
       TestSettings.syncByHand(b);
-      SingleRateLimiter l = (SingleRateLimiter) b.build();
+      RateLimiter l = b.build();
       for (int ms = 0; ms < 2_000; ms++) {
         allow(l, perMillis[run]);
         if (ms % 5 == 0) {
@@ -115,7 +117,7 @@ class TwoLayerTest {
 
   @Test
   void ticksBetweenIntervalsLeaveTheQueueAlone() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     clock.advanceMillis(1000 - clock.millis() % 1000);
     TwoLayerStore layer = layer(l);
     Outcome out = new Outcome();
@@ -143,7 +145,7 @@ class TwoLayerTest {
 
   @Test
   void aCounterQueuedAgainAfterAnotherPushIsStillPushedAtItsInterval() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     clock.advanceMillis(1000 - clock.millis() % 1000);
     Outcome out = new Outcome();
     l.tryAcquire("a", 1, out);
@@ -164,8 +166,8 @@ class TwoLayerTest {
   @Test
   void instancesSeeEachOthersCountsAfterASync() {
     Sync sync = new Sync(Duration.ofMillis(200), 2);
-    SingleRateLimiter a = instance(sync, false);
-    SingleRateLimiter b = instance(sync, false);
+    RateLimiter a = instance(sync, false);
+    RateLimiter b = instance(sync, false);
     assertEquals(30, allow(a, 30));
     layer(a).syncDue();
     assertEquals(1, allow(b, 1));
@@ -178,7 +180,7 @@ class TwoLayerTest {
 
   @Test
   void theFirstRequestOfAWindowIsPushedAtOnceAndTheWindowBeforeIsRead() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofSeconds(10)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofSeconds(10)), false);
     allow(l, 5);
     layer(l).syncDue();
     assertEquals(1, store.incrementCalls(), "the first request of a window is due at once");
@@ -195,7 +197,7 @@ class TwoLayerTest {
 
   @Test
   void whenTheStoreIsDownCountingGoesOnUpToTheInstancesShareAndNothingIsLost() {
-    SingleRateLimiter open = instance(new Sync(Duration.ofMillis(100), 5), false);
+    RateLimiter open = instance(new Sync(Duration.ofMillis(100), 5), false);
     allow(open, 3);
     store.failWith(new IllegalStateException("memcached down"));
     layer(open).syncDue(); // fails: the store is known to be down
@@ -217,7 +219,7 @@ class TwoLayerTest {
 
   @Test
   void aFailClosedRuleRejectsOncePastItsShareDuringAnOutage() {
-    SingleRateLimiter closed = instance(new Sync(Duration.ofMillis(100), 10), true);
+    RateLimiter closed = instance(new Sync(Duration.ofMillis(100), 10), true);
     store.failWith(new IllegalStateException("memcached down"));
     allow(closed, 1);
     layer(closed).syncDue();
@@ -226,7 +228,7 @@ class TwoLayerTest {
 
   @Test
   void expiredLocalCountersAreSweptAndTheCapSendsNewOnesToTheStore() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(100)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(100)), false);
     Outcome out = new Outcome();
     for (int i = 0; i < 100; i++) {
       l.tryAcquire("client-" + i, 1, out);
@@ -299,7 +301,7 @@ class TwoLayerTest {
 
   @Test
   void aPushThatTimedOutIsNeverSentAgainSoMemcachedNeverCountsItTwice() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     clock.advanceMillis(1000 - clock.millis() % 1000); // a window's start: room for 4 syncs
     assertEquals(20, allow(l, 20));
     store.applyThenFail(new dev.sluice.spi.StoreTimeoutException("no answer in 50 ms"));
@@ -320,7 +322,7 @@ class TwoLayerTest {
 
   @Test
   void aRefundOfAWindowAlreadyPushedGoesToTheSharedStore() {
-    SingleRateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     long w = clock.millis() / 1000;
     allow(l, 10);
     layer(l).syncDue();
