@@ -33,8 +33,8 @@ public enum Algorithm {
   },
   /**
    * Concurrent requests: at most {@code limit} in flight per identity, each holding a slot until it
-   * completes ({@link Engine#slots}). The tier's period is the slots' time to live: a slot never
-   * given back (its instance died) comes back within two periods.
+   * completes ({@link Slots}). The tier's period is the slots' time to live: a slot never given
+   * back (its instance died) comes back within two periods.
    */
   CONCURRENCY {
     @Override

@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * two-layer sync ends once its limiter is garbage collected), so an undeployed web application
  * keeps none; each builder's {@code scheduler(…)} puts its work on the application's own instead.
  *
- * <p>Tasks are short: a store call is bounded by the store's operation timeout. The {@link
- * CoarseClock} keeps a thread of its own, since a task waiting on a dead store must not stop time.
+ * <p>Tasks are short: a store call is bounded by the store's operation timeout. The engine's coarse
+ * clock keeps a thread of its own, since a task waiting on a dead store must not stop time.
  */
 public final class Background {
 

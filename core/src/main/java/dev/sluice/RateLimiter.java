@@ -212,6 +212,8 @@ public interface RateLimiter {
      *
      * @return a thread-safe limiter
      * @throws IllegalArgumentException if no tier was added
+     * @throws IllegalStateException if {@link #sync} was set without the {@code sluice-twolayer}
+     *     module on the class or module path
      */
     public RateLimiter build() {
       Engine engine = Engine.of(this);

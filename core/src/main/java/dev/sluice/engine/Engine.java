@@ -14,6 +14,7 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceLoader;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -42,6 +43,30 @@ public final class Engine {
 
   /** The largest deny cache a policy may have. */
   public static final int MAX_DENY_CACHE_SIZE = DenyCache.MAX_CAPACITY;
+
+  /**
+   * Two-layer counting, when its module is on the class or module path: core's own loader first,
+   * then the loader of the thread that first builds a limiter (a web application's, when core sits
+   * in a container's shared libraries).
+   */
+  static final Optional<TwoLayer.Provider> TWO_LAYER = twoLayerProvider();
+
+  private static Optional<TwoLayer.Provider> twoLayerProvider() {
+    ClassLoader core = TwoLayer.class.getClassLoader();
+    ClassLoader context = Thread.currentThread().getContextClassLoader();
+    try {
+      Optional<TwoLayer.Provider> p = ServiceLoader.load(TwoLayer.Provider.class, core).findFirst();
+      if (p.isEmpty() && context != null && context != core) {
+        p = ServiceLoader.load(TwoLayer.Provider.class, context).findFirst();
+      }
+      return p;
+    } catch (java.util.ServiceConfigurationError e) {
+      // A broken services entry (a provider class left out of a merged jar) costs two-layer
+      // counting, which a synced limit then names at build, and nothing else.
+      LOG.error("two-layer counting could not be loaded", e);
+      return Optional.empty();
+    }
+  }
 
   /**
    * An engine on {@code store}: the clock is read as it is when {@code clockGiven}, else corrected

@@ -8,7 +8,6 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.ServiceLoader;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,10 +27,6 @@ final class Evaluator {
 
   private final CounterStore store;
 
-  /** Two-layer counting, when its module is on the class or module path. */
-  static final Optional<TwoLayer.Provider> TWO_LAYER =
-      ServiceLoader.load(TwoLayer.Provider.class, TwoLayer.class.getClassLoader()).findFirst();
-
   /** The local layer of synced policies; null without the two-layer module. */
   private final TwoLayer twoLayer;
 
@@ -48,7 +43,7 @@ final class Evaluator {
       CounterStore store, InstantSource clock, Optional<ScheduledExecutorService> syncScheduler) {
     this.store = store;
     this.clock = clock;
-    this.twoLayer = TWO_LAYER.map(p -> p.over(store, clock, syncScheduler)).orElse(null);
+    this.twoLayer = Engine.TWO_LAYER.map(p -> p.over(store, clock, syncScheduler)).orElse(null);
     this.fallback = new LocalFallback(store, clock);
   }
 

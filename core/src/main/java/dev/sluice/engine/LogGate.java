@@ -4,7 +4,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Lets one log line through per interval of the given clock readings, so a log cannot flood. A
- * bridge: public for {@code dev.sluice.control}; not part of the API.
+ * bridge: public for {@code dev.sluice.control} and {@code dev.sluice.twolayer}; not part of the
+ * API.
  */
 public final class LogGate {
 

@@ -266,10 +266,12 @@ public final class Policy {
   /**
    * This policy counted in two layers ({@link Sync}), or, for empty, with a store call on every
    * decision. It shares the counters and has its own deny cache.
+   *
+   * @throws IllegalStateException for a sync without the {@code sluice-twolayer} module
    */
   public Policy withSync(java.util.Optional<Sync> sync) {
     algorithm.checkSync(sync.isPresent());
-    if (sync.isPresent() && Evaluator.TWO_LAYER.isEmpty()) {
+    if (sync.isPresent() && Engine.TWO_LAYER.isEmpty()) {
       throw new IllegalStateException(
           "policy '"
               + id

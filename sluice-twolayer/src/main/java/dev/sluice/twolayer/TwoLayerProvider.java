@@ -6,7 +6,7 @@ import java.time.InstantSource;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 
-/** The engine's two-layer counting, as a service: a {@link TwoLayerStore} per engine. */
+/** The engine's two-layer counting, as a service: a {@code TwoLayerStore} per engine. */
 public final class TwoLayerProvider implements TwoLayer.Provider {
 
   @Override
