@@ -30,7 +30,7 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   public static final int DEFAULT_DENY_CACHE_SIZE = 10_000;
 
   final CounterStore store;
-  InstantSource clock = CoarseClock.shared();
+  InstantSource clock;
 
   /** Whether {@link #clock} was given; if not, a store's clock corrects the default. */
   private boolean clockGiven;
@@ -45,12 +45,25 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   ScheduledExecutorService scheduler = Background.shared();
 
   /**
-   * Starts the settings of a limiter on {@code store}.
+   * Starts the settings of a limiter on {@code store}, reading the coarse clock: the system clock
+   * read once a millisecond by a thread of its own, for a limiter called in a hot loop.
    *
    * @param store where the limiter's counters live
    */
   protected LimiterBuilder(CounterStore store) {
+    this(store, CoarseClock.shared());
+  }
+
+  /**
+   * Starts the settings of a limiter on {@code store} that reads {@code hostClock} unless given
+   * another ({@link #clock}), corrected by the store's clock where the store offers one.
+   *
+   * @param store where the limiter's counters live
+   * @param hostClock the host's clock by default
+   */
+  protected LimiterBuilder(CounterStore store, InstantSource hostClock) {
     this.store = Objects.requireNonNull(store, "store");
+    this.clock = Objects.requireNonNull(hostClock, "hostClock");
   }
 
   @SuppressWarnings("unchecked")
@@ -59,10 +72,10 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
   }
 
   /**
-   * Where time comes from. By default {@code CoarseClock}, the system clock read once a
-   * millisecond, corrected by the store's clock where the store offers one (memcached does), so
-   * that a fleet whose hosts' clocks disagree still computes one window at a time. A clock given
-   * here is read as it is.
+   * Where time comes from. By default the host's clock (the coarse clock for a key limiter, the
+   * system clock for HTTP rules), corrected by the store's clock where the store offers one
+   * (memcached and Redis do), so that a fleet whose hosts' clocks disagree still computes one
+   * window at a time. A clock given here is read as it is.
    *
    * @param clock the limiter's time
    * @return this builder

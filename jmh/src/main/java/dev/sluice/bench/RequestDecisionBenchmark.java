@@ -44,6 +44,13 @@ public class RequestDecisionBenchmark {
   @Param({"1", "3", "10", "1000", "10000"})
   public int rules;
 
+  /**
+   * The limiter's clock: {@code system}, an HTTP limiter's default, or {@code coarse}, the engine's
+   * coarse clock that key limiters read by default, to show what the reading costs.
+   */
+  @Param({"system", "coarse"})
+  public String clock;
+
   private RequestLimiter limiter;
   private final Outcome outcome = new Outcome();
   private final RequestInfo request = new BenchRequest("/api/v1/report");
@@ -61,7 +68,12 @@ public class RequestDecisionBenchmark {
                     .tier(1_000_000_000, Duration.ofSeconds(1))
                     .build());
     otherRules(rules - 1, key).forEach(set::rule);
-    limiter = RequestLimiter.builder(InMemoryCounterStore.create()).rules(set.build()).build();
+    RequestLimiter.Builder b =
+        RequestLimiter.builder(InMemoryCounterStore.create()).rules(set.build());
+    if (clock.equals("coarse")) {
+      b.clock(dev.sluice.engine.CoarseClock.shared());
+    }
+    limiter = b.build();
     if (!limiter.decide(request, outcome) || !outcome.applied()) {
       throw new IllegalStateException("the rule should apply and allow");
     }

@@ -294,8 +294,13 @@ public final class RequestLimiter {
     private QuotaResolver quotas = QuotaResolver.NONE;
     private final Map<String, KeyResolver> apps = new HashMap<>();
 
+    /**
+     * A request reads the system clock (about 25 ns) rather than the coarse clock, whose thread
+     * wakes every millisecond while requests come: about 18 ms of CPU a second, more than the
+     * readings it saves below some 700,000 decisions a second.
+     */
     private Builder(CounterStore store) {
-      super(store);
+      super(store, InstantSource.system());
     }
 
     public Builder rules(RuleSet rules) {

@@ -43,6 +43,17 @@ class RequestLimiterTest {
     return RequestLimiter.builder(store).rules(b.build()).clock(clock).build();
   }
 
+  /**
+   * A request reads the system clock: the coarse clock's thread, waking every millisecond, would
+   * cost a server more than the readings it saves.
+   */
+  @Test
+  void requestsReadTheSystemClockByDefault() {
+    RequestLimiter l =
+        RequestLimiter.builder(store).rules(RuleSet.builder().rule(PER_KEY).build()).build();
+    assertEquals(java.time.InstantSource.system(), l.clock());
+  }
+
   private static TestRequest call(String key, String customer) {
     return TestRequest.get("/api/v1/report")
         .header("X-Api-Key", key)

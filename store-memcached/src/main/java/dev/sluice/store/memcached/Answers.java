@@ -2,7 +2,6 @@ package dev.sluice.store.memcached;
 
 import java.util.List;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 import net.spy.memcached.internal.BulkGetCompletionListener;
 import net.spy.memcached.internal.GetCompletionListener;
 import net.spy.memcached.internal.GetFuture;
@@ -10,9 +9,9 @@ import net.spy.memcached.internal.OperationCompletionListener;
 import net.spy.memcached.internal.OperationFuture;
 
 /**
- * Waits for spymemcached's answers without a thread parked on them: a listener on each future, and
- * the last one to complete runs what comes next, in spymemcached's listener thread (its executor,
- * never its I/O thread).
+ * Waits for spymemcached's answers without a thread parked on them: a listener on the last future
+ * still pending, and what comes next runs once none is, in spymemcached's listener thread (its
+ * executor, never its I/O thread).
  */
 final class Answers {
 
@@ -22,6 +21,11 @@ final class Answers {
    * Runs {@code then} once every one of {@code futures} has completed (answered, failed or been
    * cancelled); at once, in the calling thread, when there is none.
    *
+   * <p>A node answers its operations in the order they were sent, so the last one sent is, nearly
+   * always, the last one to complete: one listener waits for it, and when it fires the others are
+   * found done. One still pending then gets the next listener. A batch of many counters costs one
+   * hand-off to the listener thread per node rather than one per operation.
+   *
    * @throws IllegalArgumentException for a future spymemcached cannot tell about its completion
    */
   static void whenAll(List<Future<?>> futures, Runnable then) {
@@ -29,16 +33,31 @@ final class Answers {
       then.run();
       return;
     }
-    AtomicInteger left = new AtomicInteger(futures.size());
-    Runnable one =
-        () -> {
-          if (left.decrementAndGet() == 0) {
-            then.run();
-          }
-        };
-    for (Future<?> f : futures) {
-      onDone(f, one);
+    // The first listener goes on the last of spymemcached's futures, even one already answered:
+    // spymemcached calls it on its listener thread, so what follows never runs in the caller's (an
+    // event loop's) thread, where a future answered but not yet released could park it.
+    int last = futures.size() - 1;
+    for (int i = last; i >= 0; i--) {
+      if (!(futures.get(i) instanceof java.util.concurrent.CompletableFuture)) {
+        last = i;
+        break;
+      }
     }
+    onDone(futures.get(last), () -> whenAllBefore(futures, futures.size(), then));
+  }
+
+  /** {@link #whenAll} for the futures before index {@code end}. */
+  private static void whenAllBefore(List<Future<?>> futures, int end, Runnable then) {
+    int i = end - 1;
+    while (i >= 0 && futures.get(i).isDone()) {
+      i--;
+    }
+    if (i < 0) {
+      then.run();
+      return;
+    }
+    int pending = i;
+    onDone(futures.get(pending), () -> whenAllBefore(futures, pending, then));
   }
 
   private static void onDone(Future<?> f, Runnable done) {
