@@ -46,7 +46,8 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /**
    * Starts the settings of a limiter on {@code store}, reading the coarse clock: the system clock
-   * read once a millisecond by a thread of its own, for a limiter called in a hot loop.
+   * read once a millisecond by a thread of its own, for key limiters and throttles, which may be
+   * called in a hot loop.
    *
    * @param store where the limiter's counters live
    */
@@ -56,7 +57,8 @@ public abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
 
   /**
    * Starts the settings of a limiter on {@code store} that reads {@code hostClock} unless given
-   * another ({@link #clock}), corrected by the store's clock where the store offers one.
+   * another ({@link #clock(InstantSource)}), corrected by the store's clock where the store offers
+   * one.
    *
    * @param store where the limiter's counters live
    * @param hostClock the host's clock by default

@@ -12,10 +12,12 @@ import java.util.concurrent.locks.LockSupport;
  * millisecond, more when the machine is so loaded that the thread is not scheduled; it never runs
  * ahead of it.
  *
- * <p>Every limiter reads it unless given another clock ({@code .clock(…)} on the builder). The
- * thread starts on the first read and stops after about a second without one (the read that finds
- * it stopped reads the system clock and starts it again), so an application that stops deciding, or
- * a web application that is undeployed, keeps no thread of it.
+ * <p>Key limiters and throttles read it unless given another clock ({@code .clock(…)} on the
+ * builder); HTTP rules read the system clock, since a server's requests come too seldom for the
+ * thread's wake-ups (some 1,000 a second) to pay for themselves. The thread starts on the first
+ * read and stops after about a second without one (the read that finds it stopped reads the system
+ * clock and starts it again), so an application that stops deciding, or a web application that is
+ * undeployed, keeps no thread of it.
  */
 public final class CoarseClock implements InstantSource {
 
@@ -43,7 +45,7 @@ public final class CoarseClock implements InstantSource {
     this.starter = starter;
   }
 
-  /** {@return the clock every limiter reads by default} */
+  /** {@return the clock key limiters and throttles read by default} */
   public static CoarseClock shared() {
     return SHARED;
   }

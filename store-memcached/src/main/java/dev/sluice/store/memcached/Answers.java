@@ -34,15 +34,22 @@ final class Answers {
       return;
     }
     // The first listener goes on the last of spymemcached's futures, even one already answered:
-    // spymemcached calls it on its listener thread, so what follows never runs in the caller's (an
-    // event loop's) thread, where a future answered but not yet released could park it.
-    int last = futures.size() - 1;
-    for (int i = last; i >= 0; i--) {
-      if (!(futures.get(i) instanceof java.util.concurrent.CompletableFuture)) {
+    // spymemcached calls it on its listener thread, so what follows does not run in the caller's
+    // thread (an event loop's) unless every future is a move.
+    int last = -1;
+    for (int i = futures.size() - 1; i >= 0; i--) {
+      Future<?> f = futures.get(i);
+      if (!(f instanceof OperationFuture
+          || f instanceof GetFuture
+          || f instanceof OneOfBulk
+          || f instanceof java.util.concurrent.CompletableFuture)) {
+        throw new IllegalArgumentException("no completion listener for " + f.getClass().getName());
+      }
+      if (last < 0 && !(f instanceof java.util.concurrent.CompletableFuture)) {
         last = i;
-        break;
       }
     }
+    last = last < 0 ? futures.size() - 1 : last;
     onDone(futures.get(last), () -> whenAllBefore(futures, futures.size(), then));
   }
 
@@ -71,7 +78,7 @@ final class Answers {
       // A token bucket's move (RunningLines), completed by its line's read-modify-write.
       var unused = move.whenComplete((v, e) -> done.run());
     } else {
-      throw new IllegalArgumentException("no completion listener for " + f.getClass().getName());
+      throw new IllegalStateException("checked by whenAll: " + f.getClass().getName());
     }
   }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,23 +38,10 @@ import org.slf4j.LoggerFactory;
  * minute. A measurement that fails keeps the last offset and is tried again {@link #RETRY_MILLIS}
  * later ({@link #MOVED_RETRY_MILLIS} when the tick moved, below).
  *
- * <p>A memcached's tick can move while it runs, and then a fleet must not decide on two clocks for
- * long (an instance started after the move would measure the new one, the others keep the old one
- * until the next aligned tick). It moves when memcached is started again (a phase of its own, up to
- * a second from the one it had), when it is stalled (frozen, swapped out, starved of a core: its
- * timer runs late, and every later tick with it), and on its own when the drift has added up to a
- * second (every quarter of an hour or so) and memcached skips a second. So between measurements the
- * clock watches every tick: it asks the server, from twice {@link #MOVED_MILLIS} before the tick it
- * expects until {@link #MOVED_MILLIS} after it, every {@link #COARSE_POLL_MILLIS}, which process it
- * is ({@code pid} and start time, from {@code stats}) and what second. When the process changed, or
- * the tick comes more than {@link #MOVED_MILLIS} from where it was expected, the clock measures the
- * next tick at once, provisionally, as a first one is; every instance sees the same move at the
- * same tick, so the fleet is on the new clock within about two seconds of the move (of a stall's
- * end). A measurement's own first tick is judged the same way, so a move while nothing watched (a
- * measurement failed in a stall and is tried again) is measured too. A smaller move, near {@link
- * #MOVED_MILLIS} and within the watch's error (a poll interval), may be measured by some instances
- * and not others: until the next aligned tick instances place a boundary up to about 40 ms plus
- * memcached's drift since the last aligned tick apart. Thread-safe.
+ * <p>A memcached's tick can move while it runs (started again, stalled, or skipping a second as its
+ * timer drifts), and then a fleet must not decide on two clocks for long: between measurements a
+ * {@link TickWatch} watches every tick, and a moved one is measured at once, provisionally, as a
+ * first one is. Thread-safe.
  */
 final class MemcachedClock implements StoreClock {
 
@@ -126,15 +112,8 @@ final class MemcachedClock implements StoreClock {
 
   private int movedRetries;
 
-  /** The tick the watch expects next, on the host's clock, and the second it starts. */
-  private long expectTick;
-
-  private long expectSecond;
-
-  /** Whether the watch has read the second before the expected tick, and when it last read it. */
-  private boolean watching;
-
-  private long watchBefore;
+  /** Where the next tick is expected, between measurements. */
+  private final TickWatch watch = new TickWatch(COARSE_POLL_MILLIS);
 
   /** When the next measurement starts, on the host's clock; checks run until then. */
   private long nextMeasureAt;
@@ -250,7 +229,7 @@ final class MemcachedClock implements StoreClock {
           // The server is down, stalled or being started again: watch the next tick, on a new
           // connection.
           closeChecker();
-          watching = false;
+          watch.restart();
           LOG.debug("memcached at {} did not answer a check of its clock", server, e);
           scheduleCheck();
         }
@@ -302,24 +281,23 @@ final class MemcachedClock implements StoreClock {
     boolean narrow = a - before <= 2 * COARSE_POLL_MILLIS;
     if (measuredOn != null && !measuredOn.equals(probe.process())) {
       moved = true;
-    } else if (ticked && !moved && narrow && offExpected(now, tickLocal)) {
+    } else if (ticked && !moved && narrow && watch.offExpected(now, tickLocal)) {
       // Moved while nothing watched: a failed measurement's retry, or a stall across it.
-      long seconds = Math.floorDiv(tickLocal - expectTick + 500, 1000);
       LOG.info(
           "memcached's clock at {} ticked to second {} (expected {}) {} ms from where expected:"
               + " measuring it again",
           server,
           now,
-          expectSecond + seconds,
-          tickLocal - expectTick - seconds * 1000);
+          watch.secondNear(tickLocal),
+          watch.fromNearest(tickLocal));
       moved = true;
     }
     if (!ticked || moved) {
       moved = false;
       record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
-      expect(now, tickLocal);
+      watch.expect(now, tickLocal);
     } else if (narrow) {
-      expect(now, tickLocal);
+      watch.expect(now, tickLocal);
     }
     if ((now + 1) % align == 0) {
       fine = true;
@@ -334,37 +312,14 @@ final class MemcachedClock implements StoreClock {
   /** Measures next at {@code localMillis}, watching the ticks until then. */
   private void measureAt(long localMillis) {
     nextMeasureAt = localMillis;
-    watching = false;
+    watch.restart();
     scheduleCheck();
-  }
-
-  /** A tick seen: second {@code now} began at {@code localMillis}; the next is a second later. */
-  private void expect(long now, long localMillis) {
-    expectSecond = now + 1;
-    expectTick = localMillis + 1000;
-  }
-
-  /**
-   * Whether second {@code now}, begun at {@code localMillis}, is off the ticks the watch expects:
-   * another second than theirs, or more than {@link #MOVED_MILLIS} from the nearest.
-   */
-  private boolean offExpected(long now, long localMillis) {
-    long seconds = Math.floorDiv(localMillis - expectTick + 500, 1000);
-    return now != expectSecond + seconds
-        || Math.abs(localMillis - expectTick - seconds * 1000) > MOVED_MILLIS;
   }
 
   /** Schedules the watch of the next tick expected (or the measurement, when that comes first). */
   private void scheduleCheck() {
     long now = local.millis();
-    long lead = expectTick - 2 * MOVED_MILLIS;
-    if (lead < now) {
-      long seconds = (now - lead + 999) / 1000;
-      expectTick += seconds * 1000;
-      expectSecond += seconds;
-      lead += seconds * 1000;
-    }
-    schedule(Math.min(lead, nextMeasureAt) - now);
+    schedule(Math.min(watch.nextRead(now), nextMeasureAt) - now);
   }
 
   /**
@@ -386,38 +341,12 @@ final class MemcachedClock implements StoreClock {
           measuredOn,
           checker.process());
       measureAgain(b, now);
-    } else if (now < expectSecond && b <= expectTick + MOVED_MILLIS) {
-      watching = true; // not yet: read again soon
-      watchBefore = b;
-      schedule(COARSE_POLL_MILLIS);
-    } else if (now < expectSecond) {
-      moved("late, by more than " + (b - expectTick) + " ms", b, now);
-    } else if (!watching && a >= expectTick - MOVED_MILLIS) {
-      watching = false; // this read came too late to tell: watch the tick after
-      scheduleCheck();
-    } else if (!watching) {
-      moved("early, by more than " + (expectTick - a) + " ms", b, now);
-    } else if (a - watchBefore >= 1000 - 2 * MOVED_MILLIS) {
-      watching = false; // the last two reads too far apart (a pause) to tell which tick it was
-      scheduleCheck();
-    } else if (now != expectSecond || a < expectTick - MOVED_MILLIS) {
-      // Ticked between the last two reads: a second too far, or surely too early.
-      moved(
-          "to second "
-              + now
-              + " between "
-              + (watchBefore - expectTick)
-              + " and "
-              + (a - expectTick)
-              + " ms from where expected",
-          b,
-          now);
     } else {
-      watching = false;
-      if (a - watchBefore <= 2 * COARSE_POLL_MILLIS) {
-        expect(now, (watchBefore + a) / 2); // follows memcached's drift
+      switch (watch.read(b, now, a)) {
+        case NOT_YET -> schedule(COARSE_POLL_MILLIS);
+        case NEXT -> scheduleCheck();
+        case MOVED -> moved(watch.how(), b, now);
       }
-      scheduleCheck();
     }
   }
 
@@ -433,7 +362,7 @@ final class MemcachedClock implements StoreClock {
   /** Measures the clock from the next tick after second {@code now}, read at {@code b}. */
   private void measureAgain(long b, long now) {
     moved = true;
-    watching = false;
+    watch.restart();
     probe = checker;
     checker = null;
     before = b;
@@ -461,27 +390,12 @@ final class MemcachedClock implements StoreClock {
               + ", the tick before at "
               + tickLocal);
     }
-    long end = tickLocal + 1000 + FINE_LEAD_MILLIS;
-    while (true) {
-      long b = local.millis();
-      long now = probe.time();
-      long a = local.millis();
-      if (now != second) {
-        if (now != second + 1) {
-          throw new IOException("memcached's second ticked unevenly: " + second + ", " + now);
-        }
-        long mid = (last + a) / 2;
-        record(now * 1000 - mid, (a - last + 1) / 2 + 1, true);
-        expect(now, mid);
-        alignedSecond = now;
-        return mid;
-      }
-      if (a > end) {
-        throw new IOException("memcached's second did not tick over when expected");
-      }
-      last = b;
-      LockSupport.parkNanos(FINE_PAUSE_NANOS);
-    }
+    StatsProbe.Tick t =
+        probe.nextTick(local, second, tickLocal + 1000 + FINE_LEAD_MILLIS, FINE_PAUSE_NANOS, last);
+    record(t.second() * 1000 - t.localMillis(), t.errorMillis(), true);
+    watch.expect(t.second(), t.localMillis());
+    alignedSecond = t.second();
+    return t.localMillis();
   }
 
   /** Takes a measured offset; {@link ClockWarnings} logs the first and any far one. */

@@ -7,6 +7,8 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One connection of its own to a memcached server, asked for {@code stats}: the server's time in
@@ -67,6 +69,40 @@ final class StatsProbe {
       }
     }
     throw new IOException("memcached closed the connection");
+  }
+
+  /** A tick of memcached's clock: second {@code second} began at host time {@code localMillis}. */
+  record Tick(long second, long localMillis, long errorMillis) {}
+
+  /**
+   * Reads back to back, {@code pauseNanos} apart, until memcached's second after {@code second}
+   * begins, and places that tick between the last two reads.
+   *
+   * @param local the host's clock
+   * @param end the host time by which the tick must have come
+   * @param last the host time of the read before this call, which found {@code second}
+   * @throws IOException when the tick does not come by {@code end}, or the second jumps by more
+   *     than one
+   */
+  Tick nextTick(InstantSource local, long second, long end, long pauseNanos, long last)
+      throws IOException {
+    long before = last;
+    while (true) {
+      long b = local.millis();
+      long now = time();
+      long a = local.millis();
+      if (now != second) {
+        if (now != second + 1) {
+          throw new IOException("memcached's second ticked unevenly: " + second + ", " + now);
+        }
+        return new Tick(now, (before + a) / 2, (a - before + 1) / 2 + 1);
+      }
+      if (a > end) {
+        throw new IOException("memcached's second did not tick over when expected");
+      }
+      before = b;
+      LockSupport.parkNanos(pauseNanos);
+    }
   }
 
   /** The process that answered the last {@link #time}: its pid and start time. */

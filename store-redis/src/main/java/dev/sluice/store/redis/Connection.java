@@ -19,9 +19,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.protocol.CommandArgsAccessor;
-import io.lettuce.core.protocol.CommandType;
-import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.netty.util.HashedWheelTimer;
@@ -380,31 +377,5 @@ final class Connection implements AutoCloseable {
       cluster.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
     resources.shutdown(0, 1, TimeUnit.SECONDS).addListener(f -> timer.stop());
-  }
-
-  /**
-   * Lettuce's timeout for every command but a decision's {@code count.lua}: its caller waits within
-   * its own deadline, far shorter ({@link Counting}), and gives up on its own, so a timer entry set
-   * and cancelled on every decision would only cost CPU.
-   */
-  static final class CallersDeadline extends TimeoutOptions.TimeoutSource {
-    private final long nanos;
-
-    CallersDeadline(Duration timeout) {
-      this.nanos = timeout.toNanos();
-    }
-
-    @Override
-    public long getTimeout(RedisCommand<?, ?, ?> command) {
-      return command.getType() == CommandType.EVALSHA
-              && Script.COUNT.sha.equals(CommandArgsAccessor.getFirstString(command.getArgs()))
-          ? 0
-          : nanos;
-    }
-
-    @Override
-    public TimeUnit getTimeUnit() {
-      return TimeUnit.NANOSECONDS;
-    }
   }
 }

@@ -23,8 +23,7 @@ import org.junit.jupiter.api.Test;
 
 class CallersDeadlineTest {
 
-  private final Connection.CallersDeadline source =
-      new Connection.CallersDeadline(Duration.ofSeconds(1));
+  private final CallersDeadline source = new CallersDeadline(Duration.ofSeconds(1));
 
   private static Command<String, String, String> script(CommandType type, String shaOrBody) {
     CommandArgs<String, String> args =
