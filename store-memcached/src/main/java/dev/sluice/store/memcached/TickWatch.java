@@ -2,8 +2,8 @@ package dev.sluice.store.memcached;
 
 /**
  * Where {@link MemcachedClock} expects memcached's next tick, on this host's clock, and what one
- * read of the server's second between measurements says of it: not yet, as expected (or too late to
- * tell), or moved.
+ * read of the server's second between measurements says of it: not yet, as expected (or impossible
+ * to tell: a read too late, or two reads a pause apart), or moved.
  *
  * <p>A memcached's tick can move while it runs, and then a fleet must not decide on two clocks for
  * long (an instance started after the move would measure the new one, the others keep the old one
@@ -12,17 +12,17 @@ package dev.sluice.store.memcached;
  * timer runs late, and every later tick with it), and on its own when the drift has added up to a
  * second (every quarter of an hour or so) and memcached skips a second. So between measurements the
  * clock asks the server, from twice {@link MemcachedClock#MOVED_MILLIS} before the tick expected
- * until {@link MemcachedClock#MOVED_MILLIS} after it, every poll interval (10 ms), which process it
- * is ({@code pid} and start time, from {@code stats}) and what second. When the process changed, or
- * the tick comes more than {@link MemcachedClock#MOVED_MILLIS} from where it was expected (or on
- * another second), the clock measures the next tick at once, provisionally, as a first one is;
- * every instance sees the same move at the same tick, so the fleet is on the new clock within about
- * two seconds of the move (of a stall's end). A measurement's own first tick is judged the same way
- * ({@link #offExpected}), so a move while nothing watched (a measurement failed in a stall and is
- * tried again) is measured too. A smaller move, near {@link MemcachedClock#MOVED_MILLIS} and within
- * the watch's error (a poll interval), may be measured by some instances and not others: until the
- * next aligned tick instances place a boundary up to about 40 ms plus memcached's drift since the
- * last aligned tick apart.
+ * until {@link MemcachedClock#MOVED_MILLIS} after it, every poll interval, which process it is
+ * ({@code pid} and start time, from {@code stats}: {@link MemcachedClock} checks that) and what
+ * second. When the process changed, or the tick comes more than {@link MemcachedClock#MOVED_MILLIS}
+ * from where it was expected (or on another second), the clock measures the next tick at once,
+ * provisionally, as a first one is; every instance sees the same move at the same tick, so the
+ * fleet is on the new clock within about two seconds of the move (of a stall's end). A
+ * measurement's own first tick is judged the same way ({@link #offExpected}), so a move while
+ * nothing watched (a measurement failed in a stall and is tried again) is measured too. A smaller
+ * move, near {@link MemcachedClock#MOVED_MILLIS} and within the watch's error (a poll interval),
+ * may be measured by some instances and not others: until the next aligned tick instances place a
+ * boundary up to about 40 ms plus memcached's drift since the last aligned tick apart.
  *
  * <p>Not thread-safe: the clock's steps use it one after another.
  */
@@ -34,7 +34,7 @@ final class TickWatch {
     NOT_YET,
     /** The tick came where expected, or the read cannot tell: watch the next one. */
     NEXT,
-    /** The tick moved ({@link #how}): measure the clock again. */
+    /** The tick moved ({@link TickWatch#how()}): measure the clock again, and restart the watch. */
     MOVED
   }
 

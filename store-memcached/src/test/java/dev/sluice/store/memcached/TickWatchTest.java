@@ -58,7 +58,7 @@ class TickWatchTest {
 
   @Test
   void aReadTooLateOrTooFarFromTheLastCannotTell() {
-    assertEquals(Seen.NEXT, watch.read(1_975, 101, 1_976), "first read after the tick's window");
+    assertEquals(Seen.NEXT, watch.read(1_975, 101, 1_976), "no read before the tick to tell");
     TickWatch paused = new TickWatch(10);
     paused.expect(100, 1_000);
     assertEquals(Seen.NOT_YET, paused.read(1_940, 100, 1_941));
