@@ -15,6 +15,7 @@ import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.NonBlocking;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.Context;
@@ -50,7 +51,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockHound;
 
 /**
  * The interceptor on a real Netty server and client, BlockHound installed on the transport's event
@@ -61,17 +61,7 @@ import reactor.blockhound.BlockHound;
 class SluiceServerInterceptorTest {
 
   static {
-    BlockHound.builder()
-        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("grpc-nio-worker")))
-        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
-        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
-        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
-        // An event loop that shuts down waits out its quiet period: Netty's own wait, not ours.
-        .allowBlockingCallsInside(
-            "io.netty.util.concurrent.SingleThreadEventExecutor", "confirmShutdown")
-        .install();
+    NonBlocking.forbidOn("grpc-nio-worker");
   }
 
   static final MethodDescriptor.Marshaller<String> TEXT =

@@ -3,6 +3,7 @@ package dev.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.NonBlocking;
 import dev.sluice.testkit.RedisServer;
 import dev.sluice.webflux.SluiceWebFilter;
 import java.net.URI;
@@ -16,7 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import reactor.blockhound.BlockHound;
 
 /**
  * A WebFlux application with the starter alone, on Reactor Netty with BlockHound installed: limited
@@ -26,17 +26,7 @@ import reactor.blockhound.BlockHound;
 class SluiceWebFluxStarterTest {
 
   static {
-    BlockHound.builder()
-        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
-        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
-        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
-        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
-        // An event loop that shuts down waits out its quiet period: Netty's own wait, not ours.
-        .allowBlockingCallsInside(
-            "io.netty.util.concurrent.SingleThreadEventExecutor", "confirmShutdown")
-        .install();
+    NonBlocking.forbidOn("reactor-http-");
   }
 
   private final HttpClient http = HttpClient.newHttpClient();

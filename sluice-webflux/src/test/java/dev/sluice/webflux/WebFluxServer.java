@@ -1,6 +1,7 @@
 package dev.sluice.webflux;
 
 import dev.sluice.http.RequestLimiter;
+import dev.sluice.testkit.NonBlocking;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -14,7 +15,6 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
-import reactor.blockhound.BlockHound;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -26,18 +26,7 @@ import reactor.netty.http.server.HttpServer;
 final class WebFluxServer implements AutoCloseable {
 
   static {
-    BlockHound.builder()
-        // Reactor Netty's event loops, whatever Reactor's integration marks.
-        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith("reactor-http-")))
-        // Queuing a memcached operation takes spymemcached's queue lock for a moment, never I/O.
-        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-        // The deadline of a memcached call is a task on the store's scheduler: its queue's lock.
-        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
-        // An event loop that shuts down waits out its quiet period: Netty's own wait, not ours.
-        .allowBlockingCallsInside(
-            "io.netty.util.concurrent.SingleThreadEventExecutor", "confirmShutdown")
-        .install();
+    NonBlocking.forbidOn("reactor-http-");
   }
 
   private final DisposableServer server;

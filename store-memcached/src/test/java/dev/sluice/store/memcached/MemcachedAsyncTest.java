@@ -14,6 +14,7 @@ import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
 import dev.sluice.testkit.MemcachedServer;
+import dev.sluice.testkit.NonBlocking;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -26,7 +27,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import reactor.blockhound.BlockHound;
 
 /**
  * The store's asynchronous increment sends its operations and returns: the caller, on a thread that
@@ -43,14 +43,7 @@ class MemcachedAsyncTest {
 
   @BeforeAll
   static void start() {
-    BlockHound.builder()
-        .nonBlockingThreadPredicate(p -> p.or(t -> t.getName().startsWith(NON_BLOCKING)))
-        // Queuing an operation takes spymemcached's queue lock for a moment: bounded, never I/O.
-        .allowBlockingCallsInside("net.spy.memcached.MemcachedConnection", "addOperation")
-        .allowBlockingCallsInside("net.spy.memcached.protocol.TCPMemcachedNodeImpl", "addOp")
-        // The deadline is a task on the store's scheduler: its queue's lock, held for a moment.
-        .allowBlockingCallsInside("java.util.concurrent.ScheduledThreadPoolExecutor", "schedule")
-        .install();
+    NonBlocking.forbidOn(NON_BLOCKING);
     server = MemcachedServer.start();
   }
 
