@@ -9,8 +9,14 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +54,18 @@ final class TwoLayerSync {
    */
   private final AtomicLong nextDue = new AtomicLong(Long.MIN_VALUE);
 
+  /**
+   * Held by a push from its scan of the queue until its batch is sent (and listed in {@link
+   * #pending}): a flush then never finds a counter that another push has taken out and not sent.
+   */
+  private final ReentrantLock pushing = new ReentrantLock();
+
+  /** The ends of the pushes sent and not answered yet, by their number. */
+  private final Map<Long, CompletableFuture<?>> pending = new ConcurrentHashMap<>();
+
+  /** Pushes sent so far; under {@link #pushing}. */
+  private long sent;
+
   private final LogGate warnings = new LogGate(10_000);
   private final CounterStore shared;
   private final InstantSource clock;
@@ -76,7 +94,12 @@ final class TwoLayerSync {
    * push) in one batch, and reads the fleet's totals back. Returns when the batch is sent.
    */
   void syncDue() {
-    var unused = push(false);
+    pushing.lock();
+    try {
+      var unused = push(false);
+    } finally {
+      pushing.unlock();
+    }
   }
 
   /** Makes the tick at or after {@code millis} scan the queue. */
@@ -89,27 +112,48 @@ final class TwoLayerSync {
   /**
    * Pushes every counter's unsynced count at once, whatever its interval, and waits up to {@code
    * timeoutMillis} for the store's answer: for an instance that shuts down, so the fleet's counts
-   * hold what it admitted. A counter whose push is in flight already is left to it.
+   * hold what it admitted. Pushes in flight are waited for first (a failed one gives its count back
+   * to push), and their answers too.
    *
-   * @return whether the store took the push in time (true when nothing was left to push)
+   * @return whether the store took every push in time (true when nothing was left to push)
    */
   boolean flush(long timeoutMillis) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     try {
-      push(true).get(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
-      return true;
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      LOG.debug("two-layer flush failed", e);
-      return false;
+      answered(deadline);
+      if (!pushing.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+        return false;
+      }
+      try {
+        var unused = push(true);
+      } finally {
+        pushing.unlock();
+      }
+      return answered(deadline);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
     }
   }
 
+  /** Waits until {@code deadline} (nano time) for the pushes in flight; whether all succeeded. */
+  private boolean answered(long deadline) throws InterruptedException {
+    CompletableFuture<?>[] ends = pending.values().toArray(new CompletableFuture<?>[0]);
+    try {
+      CompletableFuture.allOf(ends)
+          .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("two-layer flush failed", e);
+      return false;
+    }
+  }
+
   /**
    * {@link #syncDue}, or with {@code all} every counter with something unsynced; the push's end.
+   * Holds {@link #pushing}.
    */
-  private java.util.concurrent.CompletableFuture<?> push(boolean all) {
+  private CompletableFuture<?> push(boolean all) {
     long now = clock.millis();
     if (all) {
       for (TwoLayerCounter c : counters.values()) {
@@ -125,7 +169,7 @@ final class TwoLayerSync {
     // Most ticks find no counter due (each waits out its interval): they leave the queue alone
     // rather than take every counter out and put it back.
     if (!all && now < nextDue.get()) {
-      return java.util.concurrent.CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(null);
     }
     nextDue.set(Long.MAX_VALUE);
     scans.incrementAndGet();
@@ -178,7 +222,7 @@ final class TwoLayerSync {
     if (!takeBack.isEmpty()) {
       syncCalls.incrementAndGet();
       try {
-        java.util.concurrent.CompletableFuture<Void> unused =
+        CompletableFuture<Void> unused =
             shared
                 .decrementAsync(takeBack)
                 .whenComplete(
@@ -192,16 +236,20 @@ final class TwoLayerSync {
       }
     }
     if (updates.isEmpty()) {
-      return java.util.concurrent.CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(null);
     }
     syncCalls.incrementAndGet();
-    java.util.concurrent.CompletableFuture<Counts> f;
+    CompletableFuture<Counts> f;
     try {
       f = shared.incrementAsync(updates);
     } catch (RuntimeException e) {
-      f = java.util.concurrent.CompletableFuture.failedFuture(e);
+      f = CompletableFuture.failedFuture(e);
     }
-    return f.whenComplete((counts, error) -> completed(pushes, counts, error));
+    CompletableFuture<?> end = f.whenComplete((counts, error) -> completed(pushes, counts, error));
+    Long n = ++sent;
+    pending.put(n, end);
+    var unused = end.whenComplete((v, e) -> pending.remove(n));
+    return end;
   }
 
   private void completed(List<Push> pushes, Counts counts, Throwable error) {

@@ -16,6 +16,8 @@ import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class TwoLayerTest {
@@ -331,5 +333,49 @@ class TwoLayerTest {
     List<CounterUpdate> rest =
         layer(l).refundLocally(List.of(new CounterUpdate("api", "k", 1000, w, 3)));
     assertEquals(List.of(new CounterUpdate("api", "k", 1000, w, 3)), rest, "sent, not dropped");
+  }
+
+  /** {@link #store}, answering pushes only once {@code gate} completes. */
+  private dev.sluice.spi.CounterStore answeringAfter(CompletableFuture<Void> gate) {
+    return new dev.sluice.spi.CounterStore() {
+      @Override
+      public dev.sluice.spi.Counts increment(List<CounterUpdate> updates) {
+        return store.increment(updates);
+      }
+
+      @Override
+      public CompletableFuture<dev.sluice.spi.Counts> incrementAsync(List<CounterUpdate> updates) {
+        return gate.thenApply(v -> store.increment(updates));
+      }
+
+      @Override
+      public void decrement(List<CounterUpdate> updates) {
+        store.decrement(updates);
+      }
+    };
+  }
+
+  @Test
+  void aFlushWaitsForThePushInFlightAndThenPushesTheRest() {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    RateLimiter.Builder b =
+        RateLimiter.fixedWindow(answeringAfter(gate))
+            .clock(clock)
+            .id("api")
+            .denyCacheSize(0)
+            .tier(50, SECOND)
+            .sync(Sync.every(Duration.ofMillis(200)));
+    RateLimiter l = TestSettings.syncByHand(b).build();
+    assertEquals(5, allow(l, 5));
+    layer(l).syncDue(); // a window's first counts: pushed at once, and not answered yet
+    assertEquals(3, allow(l, 3));
+    assertFalse(layer(l).flush(50), "a push without an answer is not confirmed");
+    assertEquals(0, shared());
+    var unused =
+        CompletableFuture.runAsync(
+            () -> gate.complete(null),
+            CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+    assertTrue(layer(l).flush(10_000), "confirmed");
+    assertEquals(8, shared(), "the push in flight and the counts after it");
   }
 }
