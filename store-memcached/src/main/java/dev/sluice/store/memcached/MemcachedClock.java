@@ -6,7 +6,7 @@ import java.net.InetSocketAddress;
 import java.time.InstantSource;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -85,17 +85,9 @@ final class MemcachedClock implements StoreClock {
   private final InstantSource local;
   private final int timeoutMillis;
   private final int align;
-  private volatile long offset;
-  private volatile long error = -1;
-  private volatile long alignedSecond = -1;
-  private final CountDownLatch first = new CountDownLatch(1);
+  private final ClockOffset measured;
   private final ReentrantLock steps = new ReentrantLock();
   private long startedAt;
-  private final ClockWarnings warnings;
-
-  /** Whether a tick was measured: the offset is then within milliseconds, not half a second. */
-  private volatile boolean ticked;
-
   private volatile boolean stopped;
   private volatile ScheduledFuture<?> task;
   private ScheduledExecutorService scheduler;
@@ -133,22 +125,22 @@ final class MemcachedClock implements StoreClock {
     this.local = local;
     this.timeoutMillis = timeoutMillis;
     this.align = alignSeconds;
-    this.warnings = new ClockWarnings(server);
+    this.measured = new ClockOffset(server);
   }
 
   @Override
   public long offsetMillis() {
-    return offset;
+    return measured.offset();
   }
 
   @Override
   public long errorMillis() {
-    return error;
+    return measured.error();
   }
 
   /** The aligned second last measured at, or -1 before the first aligned measurement. */
   long alignedSecond() {
-    return alignedSecond;
+    return measured.alignedSecond();
   }
 
   /** The server measured: the first of the servers in {@code host:port} order. */
@@ -165,22 +157,13 @@ final class MemcachedClock implements StoreClock {
 
   /** Waits up to {@code millis} for the first measured tick. */
   void awaitFirst(long millis) {
-    try {
-      if (!first.await(millis, TimeUnit.MILLISECONDS)) {
-        LOG.debug("memcached's clock at {} not measured within {} ms of start", server, millis);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    measured.awaitFirst(millis);
   }
 
   /** Stops measuring, and closes the connection a measurement under way holds. */
   void stop() {
     stopped = true;
-    ScheduledFuture<?> t = task;
-    if (t != null) {
-      t.cancel(false);
-    }
+    Optional.ofNullable(task).ifPresent(t -> t.cancel(false));
     steps.lock(); // a step under way ends within its connection's timeout
     try {
       closeProbe();
@@ -222,7 +205,7 @@ final class MemcachedClock implements StoreClock {
       return;
     }
     try {
-      if (probe == null && ticked && local.millis() < nextMeasureAt) {
+      if (probe == null && measured.ticked() && local.millis() < nextMeasureAt) {
         try {
           check();
         } catch (IOException | RuntimeException e) {
@@ -253,9 +236,7 @@ final class MemcachedClock implements StoreClock {
       closeChecker();
       nextMeasureAt = 0;
       LOG.debug("memcached's clock at {} not measured", server, e);
-      if (!ticked) {
-        warnings.unmeasured(local.millis() - startedAt, e, offset);
-      }
+      measured.failed(local.millis() - startedAt, e);
       // A tick that moved is measured again as soon as the server answers (a stall may have
       // ended), so that the fleet does not decide on two phases for long.
       schedule(moved && ++movedRetries <= MOVED_RETRIES ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
@@ -281,7 +262,7 @@ final class MemcachedClock implements StoreClock {
     boolean narrow = a - before <= 2 * COARSE_POLL_MILLIS;
     if (measuredOn != null && !measuredOn.equals(probe.process())) {
       moved = true;
-    } else if (ticked && !moved && narrow && watch.offExpected(now, tickLocal)) {
+    } else if (measured.ticked() && !moved && narrow && watch.offExpected(now, tickLocal)) {
       // Moved while nothing watched: a failed measurement's retry, or a stall across it.
       LOG.info(
           "memcached's clock at {} ticked to second {} (expected {}) {} ms from where expected:"
@@ -292,9 +273,9 @@ final class MemcachedClock implements StoreClock {
           watch.fromNearest(tickLocal));
       moved = true;
     }
-    if (!ticked || moved) {
+    if (!measured.ticked() || moved) {
       moved = false;
-      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, false);
+      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, -1);
       watch.expect(now, tickLocal);
     } else if (narrow) {
       watch.expect(now, tickLocal);
@@ -345,18 +326,16 @@ final class MemcachedClock implements StoreClock {
       switch (watch.read(b, now, a)) {
         case NOT_YET -> schedule(COARSE_POLL_MILLIS);
         case NEXT -> scheduleCheck();
-        case MOVED -> moved(watch.how(), b, now);
+        case MOVED -> {
+          LOG.info(
+              "memcached's clock at {} ticked {} (it stalled, or its timer slipped a second):"
+                  + " measuring it again",
+              server,
+              watch.how());
+          measureAgain(b, now);
+        }
       }
     }
-  }
-
-  private void moved(String how, long b, long now) {
-    LOG.info(
-        "memcached's clock at {} ticked {} (it stalled, or its timer slipped a second): measuring"
-            + " it again",
-        server,
-        how);
-    measureAgain(b, now);
   }
 
   /** Measures the clock from the next tick after second {@code now}, read at {@code b}. */
@@ -381,33 +360,22 @@ final class MemcachedClock implements StoreClock {
     long first = probe.time();
     if (first != second) {
       throw new IOException(
-          "late for memcached's tick: read "
-              + first
-              + " not "
-              + second
-              + " at "
-              + last
-              + ", the tick before at "
-              + tickLocal);
+          String.format(
+              "late for memcached's tick: read %d not %d at %d, the tick before at %d",
+              first, second, last, tickLocal));
     }
     StatsProbe.Tick t =
         probe.nextTick(local, second, tickLocal + 1000 + FINE_LEAD_MILLIS, FINE_PAUSE_NANOS, last);
-    record(t.second() * 1000 - t.localMillis(), t.errorMillis(), true);
+    record(t.second() * 1000 - t.localMillis(), t.errorMillis(), t.second());
     watch.expect(t.second(), t.localMillis());
-    alignedSecond = t.second();
     return t.localMillis();
   }
 
-  /** Takes a measured offset; {@link ClockWarnings} logs the first and any far one. */
-  private void record(long measured, long err, boolean aligned) {
-    boolean firstTick = !ticked;
+  /** Takes a measured offset ({@link ClockOffset#measured}), on the process probed. */
+  private void record(long offset, long err, long aligned) {
     movedRetries = 0;
     measuredOn = probe.process();
-    ticked = true;
-    offset = measured;
-    error = err;
-    first.countDown();
-    warnings.measured(measured, err, aligned, firstTick);
+    measured.measured(offset, err, aligned);
   }
 
   private void closeProbe() {
@@ -426,6 +394,6 @@ final class MemcachedClock implements StoreClock {
 
   @Override
   public String toString() {
-    return "memcached's clock at " + server + " (" + offset + " ms ±" + error + ")";
+    return "memcached's clock at %s (%d ms ±%d)".formatted(server, offsetMillis(), errorMillis());
   }
 }
