@@ -179,7 +179,7 @@ class FleetIT {
       try (MemcachedCounterStore s =
           MemcachedCounterStore.builder()
               .servers(servers)
-              .prefix("ketama" + PREFIX.incrementAndGet())
+              .prefix("ring" + PREFIX.incrementAndGet())
               .operationTimeout(Duration.ofMillis(100))
               .build()) {
         RateLimiter limiter =
@@ -208,7 +208,7 @@ class FleetIT {
           }
         }
         Report.line(
-            "ketama, 3 nodes, 300 clients at their limit, one node killed: "
+            "consistent hashing, 3 nodes, 300 clients at their limit, one node killed: "
                 + failedOpen
                 + " failed open (the killed node held "
                 + onC
@@ -232,7 +232,7 @@ class FleetIT {
                 }),
             "every node answers again");
         Report.line(
-            "ketama: the restarted node answered again after "
+            "consistent hashing: the restarted node answered again after "
                 + (System.nanoTime() - restarted) / 1_000_000
                 + " ms");
       }
@@ -264,7 +264,7 @@ class FleetIT {
       Report.line(
           String.format(
               Locale.ROOT,
-              "ketama: a fourth node took %d of %d counters (%.1f %%)",
+              "consistent hashing: a fourth node took %d of %d counters (%.1f %%)",
               moved,
               keys,
               100 * share));

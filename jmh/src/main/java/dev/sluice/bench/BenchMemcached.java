@@ -43,8 +43,8 @@ final class BenchMemcached implements AutoCloseable {
 
   /**
    * A plain spymemcached client on {@code servers}, configured as the store's (binary protocol,
-   * Ketama, no Nagle, failing fast): the floor a decision is measured against. Waits up to 5 s for
-   * its connections.
+   * consistent hashing by {@link dev.sluice.store.memcached.KeyHash}, no Nagle, failing fast): the
+   * floor a decision is measured against. Waits up to 5 s for its connections.
    */
   static net.spy.memcached.MemcachedClient raw(String servers) throws java.io.IOException {
     java.util.List<java.net.InetSocketAddress> nodes =
@@ -55,7 +55,7 @@ final class BenchMemcached implements AutoCloseable {
             new net.spy.memcached.ConnectionFactoryBuilder()
                 .setProtocol(net.spy.memcached.ConnectionFactoryBuilder.Protocol.BINARY)
                 .setLocatorType(net.spy.memcached.ConnectionFactoryBuilder.Locator.CONSISTENT)
-                .setHashAlg(net.spy.memcached.DefaultHashAlgorithm.KETAMA_HASH)
+                .setHashAlg(dev.sluice.store.memcached.KeyHash.INSTANCE)
                 .setFailureMode(net.spy.memcached.FailureMode.Cancel)
                 .setUseNagleAlgorithm(false)
                 .setDaemon(true)

@@ -22,8 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A decision on the memcached store against the floor: one plain spymemcached {@code incr} on the
- * same kind of client (binary protocol, Ketama, no Nagle). Starts its own memcached when the binary
- * is on the PATH, or uses {@code -Dsluice.memcached=host:port}.
+ * same kind of client (binary protocol, consistent hashing, no Nagle). Starts its own memcached
+ * when the binary is on the PATH, or uses {@code -Dsluice.memcached=host:port}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)

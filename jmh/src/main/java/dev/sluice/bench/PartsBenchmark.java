@@ -1,9 +1,11 @@
 package dev.sluice.bench;
 
 import dev.sluice.engine.CoarseClock;
+import dev.sluice.store.memcached.KeyHash;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import net.spy.memcached.DefaultHashAlgorithm;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -17,7 +19,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the parts of an in-memory decision cost on their own, one thread: the clock reads, a hash
  * lookup, an atomic add, a thread-local read. A floor to read {@link InMemoryDecisionBenchmark}
- * against.
+ * against. And where a memcached operation's key is placed among the servers: Ketama's MD5 against
+ * the store's {@link KeyHash}, on a key of the demo's shape.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -32,6 +35,7 @@ public class PartsBenchmark {
   private final AtomicLong counter = new AtomicLong();
   private final ThreadLocal<Object> local = ThreadLocal.withInitial(Object::new);
   private final CoarseClock coarse = CoarseClock.shared();
+  private final String memcachedKey = "sluice:per-key:k-000123:1000:w1.1795742400";
 
   {
     map.put(key, new Object());
@@ -120,5 +124,15 @@ public class PartsBenchmark {
   @Benchmark
   public Object threadLocal() {
     return local.get();
+  }
+
+  @Benchmark
+  public long ketamaHash() {
+    return DefaultHashAlgorithm.KETAMA_HASH.hash(memcachedKey);
+  }
+
+  @Benchmark
+  public long keyHash() {
+    return KeyHash.INSTANCE.hash(memcachedKey);
   }
 }

@@ -10,7 +10,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import net.spy.memcached.ConnectionFactoryBuilder;
-import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.FailureMode;
 import net.spy.memcached.MemcachedClient;
 import net.spy.memcached.internal.OperationFuture;
@@ -42,7 +41,10 @@ final class Counting {
   /** The server when there is only one, else null. */
   private final SocketAddress singleNode;
 
-  /** Connects to {@code servers} (binary protocol, Ketama), waiting up to the connect timeout. */
+  /**
+   * Connects to {@code servers} (binary protocol, consistent hashing by {@link KeyHash}), waiting
+   * up to the connect timeout.
+   */
   Counting(MemcachedStoreBuilder b, long stuckNanos) throws IOException {
     this.keys = new Keys(b.prefix);
     this.bulkGets = b.bulkGets;
@@ -71,7 +73,7 @@ final class Counting {
             new ConnectionFactoryBuilder()
                 .setProtocol(ConnectionFactoryBuilder.Protocol.BINARY)
                 .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
-                .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+                .setHashAlg(KeyHash.INSTANCE)
                 .setOpTimeout(opTimeout)
                 .setOpQueueMaxBlockTime(0)
                 .setFailureMode(FailureMode.Cancel)
@@ -100,7 +102,7 @@ final class Counting {
 
   SocketAddress nodeOf(String key) {
     if (singleNode != null) {
-      return singleNode; // one server: no need to hash the key (Ketama's MD5) to find it
+      return singleNode; // one server: no need to hash the key to find it
     }
     return client().getNodeLocator().getPrimary(key).getSocketAddress();
   }

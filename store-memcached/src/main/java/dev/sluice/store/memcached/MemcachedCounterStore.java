@@ -45,8 +45,8 @@ import net.spy.memcached.MemcachedClient;
  * read from its {@code stats} every 10 s in the background, reported by {@link #evictions()} and
  * logged when they start.
  *
- * <p>Several servers are spread by Ketama consistent hashing. Thread-safe; {@link #close()} shuts
- * the client down.
+ * <p>Several servers are spread by consistent hashing ({@link KeyHash}). Thread-safe; {@link
+ * #close()} shuts the client down.
  */
 public final class MemcachedCounterStore implements CounterStore {
 

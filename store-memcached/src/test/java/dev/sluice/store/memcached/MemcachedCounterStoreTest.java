@@ -277,13 +277,13 @@ class MemcachedCounterStoreTest {
   }
 
   @Test
-  void keysSpreadOverSeveralServersByKetama() {
+  void keysSpreadOverSeveralServersByConsistentHashing() {
     try (MemcachedServer second = MemcachedServer.start();
         MemcachedServer third = MemcachedServer.start()) {
       store =
           MemcachedCounterStore.builder()
               .servers(server.address() + "," + second.address() + "," + third.address())
-              .prefix("ketama" + PREFIX.incrementAndGet())
+              .prefix("ring" + PREFIX.incrementAndGet())
               .operationTimeout(Duration.ofSeconds(2))
               .build();
       long[] before = {items(server), items(second), items(third)};
