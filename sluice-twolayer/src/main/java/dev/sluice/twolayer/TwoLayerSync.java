@@ -60,7 +60,7 @@ final class TwoLayerSync {
    */
   private final ReentrantLock pushing = new ReentrantLock();
 
-  /** The ends of the pushes sent and not answered yet, by their number. */
+  /** The ends of the pushes and refunds sent and not answered yet, by their number. */
   private final Map<Long, CompletableFuture<?>> pending = new ConcurrentHashMap<>();
 
   /** Pushes sent so far; under {@link #pushing}. */
@@ -112,39 +112,49 @@ final class TwoLayerSync {
   /**
    * Pushes every counter's unsynced count at once, whatever its interval, and waits up to {@code
    * timeoutMillis} for the store's answer: for an instance that shuts down, so the fleet's counts
-   * hold what it admitted. Pushes in flight are waited for first (a failed one gives its count back
-   * to push), and their answers too.
+   * hold what it admitted. The pushes and refunds in flight are waited for first, with no other
+   * push started meanwhile: one that fails gives its count back to push now, but one without an
+   * answer in time is never sent again (memcached may still apply it).
    *
-   * @return whether the store took every push in time (true when nothing was left to push)
+   * @return whether every count reached the store in time: false when a push had no answer in time
+   *     or failed at the end, or the wait ran out (a refund that fails is logged and lost, as at
+   *     any time)
    */
   boolean flush(long timeoutMillis) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     try {
-      answered(deadline);
       if (!pushing.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
         return false;
       }
+      boolean kept;
+      CompletableFuture<?> last;
       try {
-        var unused = push(true);
+        long unconfirmed = unconfirmedDeltas.get();
+        kept = settled(deadline) && unconfirmedDeltas.get() == unconfirmed;
+        last = push(true);
       } finally {
         pushing.unlock();
       }
-      return answered(deadline);
+      return settled(deadline) && kept && !last.isCompletedExceptionally();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
     }
   }
 
-  /** Waits until {@code deadline} (nano time) for the pushes in flight; whether all succeeded. */
-  private boolean answered(long deadline) throws InterruptedException {
+  /**
+   * Waits until {@code deadline} (nano time) for the pushes and refunds in flight to end, answered
+   * or failed; whether they all ended.
+   */
+  private boolean settled(long deadline) throws InterruptedException {
     CompletableFuture<?>[] ends = pending.values().toArray(new CompletableFuture<?>[0]);
     try {
       CompletableFuture.allOf(ends)
+          .handle((v, e) -> null)
           .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       return true;
     } catch (ExecutionException | TimeoutException e) {
-      LOG.debug("two-layer flush failed", e);
+      LOG.debug("two-layer flush ran out of time", e);
       return false;
     }
   }
@@ -221,19 +231,20 @@ final class TwoLayerSync {
     dueBy(nextScan);
     if (!takeBack.isEmpty()) {
       syncCalls.incrementAndGet();
+      CompletableFuture<Void> refund;
       try {
-        CompletableFuture<Void> unused =
-            shared
-                .decrementAsync(takeBack)
-                .whenComplete(
-                    (v, e) -> {
-                      if (e != null) {
-                        LOG.debug("two-layer refund failed", e);
-                      }
-                    });
+        refund = shared.decrementAsync(takeBack);
       } catch (RuntimeException e) {
-        LOG.debug("two-layer refund failed", e);
+        refund = CompletableFuture.failedFuture(e);
       }
+      var unused =
+          inFlight(
+              refund.whenComplete(
+                  (v, e) -> {
+                    if (e != null) {
+                      LOG.debug("two-layer refund failed", e);
+                    }
+                  }));
     }
     if (updates.isEmpty()) {
       return CompletableFuture.completedFuture(null);
@@ -245,7 +256,11 @@ final class TwoLayerSync {
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<?> end = f.whenComplete((counts, error) -> completed(pushes, counts, error));
+    return inFlight(f.whenComplete((counts, error) -> completed(pushes, counts, error)));
+  }
+
+  /** Lists {@code end} in {@link #pending} until it completes; under {@link #pushing}. */
+  private CompletableFuture<?> inFlight(CompletableFuture<?> end) {
     Long n = ++sent;
     pending.put(n, end);
     var unused = end.whenComplete((v, e) -> pending.remove(n));

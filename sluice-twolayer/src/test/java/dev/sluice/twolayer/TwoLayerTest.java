@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class TwoLayerTest {
@@ -335,8 +336,12 @@ class TwoLayerTest {
     assertEquals(List.of(new CounterUpdate("api", "k", 1000, w, 3)), rest, "sent, not dropped");
   }
 
-  /** {@link #store}, answering pushes only once {@code gate} completes. */
-  private dev.sluice.spi.CounterStore answeringAfter(CompletableFuture<Void> gate) {
+  /**
+   * {@link #store}, answering its first pushes as {@code gates} complete, in turn, and the rest at
+   * once.
+   */
+  private dev.sluice.spi.CounterStore answeringAfter(List<CompletableFuture<Void>> gates) {
+    AtomicInteger calls = new AtomicInteger();
     return new dev.sluice.spi.CounterStore() {
       @Override
       public dev.sluice.spi.Counts increment(List<CounterUpdate> updates) {
@@ -345,6 +350,9 @@ class TwoLayerTest {
 
       @Override
       public CompletableFuture<dev.sluice.spi.Counts> incrementAsync(List<CounterUpdate> updates) {
+        int call = calls.getAndIncrement();
+        CompletableFuture<Void> gate =
+            call < gates.size() ? gates.get(call) : CompletableFuture.completedFuture(null);
         return gate.thenApply(v -> store.increment(updates));
       }
 
@@ -355,27 +363,66 @@ class TwoLayerTest {
     };
   }
 
-  @Test
-  void aFlushWaitsForThePushInFlightAndThenPushesTheRest() {
-    CompletableFuture<Void> gate = new CompletableFuture<>();
+  /** A limiter synced by hand on {@code shared}: 50 a second, synced every 200 ms. */
+  private RateLimiter syncedOn(dev.sluice.spi.CounterStore shared) {
     RateLimiter.Builder b =
-        RateLimiter.fixedWindow(answeringAfter(gate))
+        RateLimiter.fixedWindow(shared)
             .clock(clock)
             .id("api")
             .denyCacheSize(0)
             .tier(50, SECOND)
             .sync(Sync.every(Duration.ofMillis(200)));
-    RateLimiter l = TestSettings.syncByHand(b).build();
+    return TestSettings.syncByHand(b).build();
+  }
+
+  /** Completes {@code gate} with {@code failure} (or answers it) 50 ms from now. */
+  private static void later(CompletableFuture<Void> gate, RuntimeException failure) {
+    var unused =
+        CompletableFuture.runAsync(
+            () -> {
+              if (failure == null) {
+                gate.complete(null);
+              } else {
+                gate.completeExceptionally(failure);
+              }
+            },
+            CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+  }
+
+  @Test
+  void aFlushWaitsForThePushInFlightAndThenPushesTheRest() {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    RateLimiter l = syncedOn(answeringAfter(List.of(gate)));
     assertEquals(5, allow(l, 5));
     layer(l).syncDue(); // a window's first counts: pushed at once, and not answered yet
     assertEquals(3, allow(l, 3));
     assertFalse(layer(l).flush(50), "a push without an answer is not confirmed");
     assertEquals(0, shared());
-    var unused =
-        CompletableFuture.runAsync(
-            () -> gate.complete(null),
-            CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+    later(gate, null);
     assertTrue(layer(l).flush(10_000), "confirmed");
     assertEquals(8, shared(), "the push in flight and the counts after it");
+  }
+
+  @Test
+  void aFlushPushesAgainWhatAFailedPushInFlightGaveBack() {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    RateLimiter l = syncedOn(answeringAfter(List.of(gate)));
+    assertEquals(5, allow(l, 5));
+    layer(l).syncDue();
+    later(gate, new IllegalStateException("connection reset"));
+    assertTrue(layer(l).flush(10_000), "the counts reached the store");
+    assertEquals(5, shared());
+  }
+
+  @Test
+  void aPushInFlightWithoutAnAnswerIsNotSentAgainAndTheFlushSaysSo() {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    RateLimiter l = syncedOn(answeringAfter(List.of(gate)));
+    assertEquals(5, allow(l, 5));
+    layer(l).syncDue();
+    later(gate, new dev.sluice.spi.StoreTimeoutException("no answer in 50 ms"));
+    assertFalse(layer(l).flush(10_000), "memcached may or may not have counted them");
+    assertEquals(0, shared(), "not sent twice");
+    assertEquals(5, layer(l).unconfirmedDeltas.get());
   }
 }

@@ -5,14 +5,15 @@ import net.spy.memcached.HashAlgorithm;
 /**
  * Where the memcached store places a key among its servers, on spymemcached's consistent-hashing
  * ring ({@code Locator.CONSISTENT}): a 64-bit FNV-1a over the key's characters, mixed by
- * MurmurHash3's 64-bit finalizer, of which the ring takes the low 32 bits, for the servers' points
- * as for the keys. It places keys as evenly as Ketama's MD5 (both put a server at 160 points) for
+ * MurmurHash3's 64-bit finalizer, its low 32 bits; for the servers' points ({@code host:port-i}) as
+ * for the keys. It places keys as evenly as Ketama's MD5 (both put a server at 160 points) for
  * about a quarter of its cost, which spymemcached pays on every operation it sends.
  *
  * <p>Every instance of a fleet must place keys alike, so this hash does not change between
- * releases. A spymemcached client that reads the store's counters on several servers finds them
- * with {@code new ConnectionFactoryBuilder().setLocatorType(Locator.CONSISTENT)
- * .setHashAlg(KeyHash.INSTANCE)}.
+ * releases, and every instance names the servers alike (the same host names or addresses, the same
+ * ports). A spymemcached client that reads the store's counters on several servers finds them with
+ * {@code new ConnectionFactoryBuilder().setLocatorType(Locator.CONSISTENT)
+ * .setHashAlg(KeyHash.INSTANCE)} and the same server names.
  */
 public final class KeyHash implements HashAlgorithm {
 

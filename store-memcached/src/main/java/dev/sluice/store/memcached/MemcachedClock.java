@@ -226,10 +226,10 @@ final class MemcachedClock implements StoreClock {
       } else if (!fine) {
         coarse();
       } else {
-        long measured = fine();
+        long tickAt = fine();
         closeProbe();
         // Back just before the tick before the next aligned one.
-        measureAt(measured + (align - 1) * 1000L - COARSE_LEAD_MILLIS);
+        measureAt(tickAt + (align - 1) * 1000L - COARSE_LEAD_MILLIS);
       }
     } catch (IOException | RuntimeException e) {
       closeProbe();

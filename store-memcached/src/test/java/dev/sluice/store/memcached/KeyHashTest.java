@@ -52,7 +52,10 @@ class KeyHashTest {
     return nodes;
   }
 
-  /** Keys as the demo's rules make them: API keys and addresses, three periods, a few windows. */
+  /**
+   * Keys as rules make them: API keys and addresses (digested, for their ':'), and user names in
+   * sequence (as they are); three periods, a few windows.
+   */
   private static List<String> keys(int n, long seed) {
     Random r = new Random(seed);
     List<String> keys = new ArrayList<>(n);
@@ -61,9 +64,11 @@ class KeyHashTest {
     for (int i = 0; i < n; i++) {
       int rule = r.nextInt(3);
       String identity =
-          rule == 2
-              ? "ip:10." + r.nextInt(256) + "." + r.nextInt(256) + "." + r.nextInt(256)
-              : "header:X-Api-Key=k-" + r.nextInt(1_000_000);
+          switch (i % 3) {
+            case 0 -> "ip:10." + r.nextInt(256) + "." + r.nextInt(256) + "." + r.nextInt(256);
+            case 1 -> "header:X-Api-Key=k-" + r.nextInt(1_000_000);
+            default -> "user-" + i;
+          };
       long window = 1_795_742_400L / (periods[rule] / 1000) + r.nextInt(5);
       keys.add(KEYS.key(new CounterUpdate(rules[rule], identity, periods[rule], window, 1)));
     }

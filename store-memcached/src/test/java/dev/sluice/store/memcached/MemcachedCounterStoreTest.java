@@ -298,6 +298,19 @@ class MemcachedCounterStoreTest {
       for (long a : added) {
         assertTrue(a > 50, "each node holds a share: " + java.util.Arrays.toString(added));
       }
+      // Where KeyHash's ring puts them: a client set up as KeyHash says finds every counter.
+      net.spy.memcached.NodeLocator ring =
+          new net.spy.memcached.KetamaNodeLocator(
+              new java.util.ArrayList<>(store.client().getNodeLocator().getAll()),
+              KeyHash.INSTANCE);
+      for (int i = 0; i < 300; i++) {
+        String key =
+            store.keyOf(new CounterUpdate("r", "client-" + i, 60_000, clock.millis() / 60_000, 1));
+        assertEquals(
+            ring.getPrimary(key).getSocketAddress(),
+            store.client().getNodeLocator().getPrimary(key).getSocketAddress(),
+            key);
+      }
     }
   }
 
