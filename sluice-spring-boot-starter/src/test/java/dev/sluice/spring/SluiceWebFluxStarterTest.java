@@ -52,7 +52,23 @@ class SluiceWebFluxStarterTest {
     if (client != null) {
       b.header("X-Client", client);
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    try {
+      return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.http.HttpTimeoutException e) {
+      // Where the request stopped: every thread's stack, in the test's output.
+      StringBuilder dump = new StringBuilder("no answer in 30 s; the threads:\n");
+      Thread.getAllStackTraces()
+          .forEach(
+              (thread, stack) -> {
+                dump.append('"').append(thread.getName()).append("\" ");
+                dump.append(thread.getState()).append('\n');
+                for (StackTraceElement frame : stack) {
+                  dump.append("    at ").append(frame).append('\n');
+                }
+              });
+      System.out.println(dump);
+      throw e;
+    }
   }
 
   @Test

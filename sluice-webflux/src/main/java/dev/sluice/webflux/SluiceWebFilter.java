@@ -24,8 +24,9 @@ import reactor.core.publisher.Mono;
  * Rate limiting for a Spring WebFlux application, with the same rules, keys, headers, 429/503
  * bodies and concurrency slots as the servlet filter, decided without blocking the event loop
  * ({@link RequestLimiter#decideAsync}): an in-memory store answers in the calling thread, memcached
- * in its client's listener thread, where the rest of the chain then goes on. A request's
- * concurrency slots are given back when its response completes, fails or is cancelled.
+ * in its client's listener thread and Redis in the store's answer threads, where the rest of the
+ * chain then goes on. A request's concurrency slots are given back when its response completes,
+ * fails or is cancelled.
  *
  * <p>The path the rules match is the request's raw path within the application (below {@code
  * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client

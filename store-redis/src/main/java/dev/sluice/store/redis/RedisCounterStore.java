@@ -58,6 +58,14 @@ public final class RedisCounterStore implements CounterStore {
   final Keys keys;
   final Connection connection;
   final Counting counting;
+
+  /**
+   * Where a non-blocking decision completes, and the caller's chain goes on: not Lettuce's I/O
+   * thread, which would then run the rest of the request while every other answer from Redis waits
+   * behind it.
+   */
+  private final java.util.concurrent.ExecutorService answers;
+
   private final RedisValues values;
   private final RedisClock clock;
 
@@ -96,8 +104,19 @@ public final class RedisCounterStore implements CounterStore {
             // A lost connection is back: decisions count again at once, not after the breakers'
             // delay (they opened on the calls refused while it was down).
             health::reset);
+    java.util.concurrent.atomic.AtomicInteger threads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    this.answers =
+        java.util.concurrent.Executors.newFixedThreadPool(
+            Runtime.getRuntime().availableProcessors(),
+            r -> {
+              Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
     this.counting =
-        new Counting(keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos);
+        new Counting(
+            keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos, answers);
     this.values =
         new RedisValues(
             connection,
@@ -142,8 +161,9 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * Sends the batch's scripts and returns at once: the counts reach the batch in the thread Redis
-   * answered on (or the deadline's), so a reactive adapter's event loop never waits on Redis.
+   * Sends the batch's scripts and returns at once: the counts reach the batch in one of the store's
+   * answer threads ({@code sluice-redis-answer-N}), never Lettuce's I/O thread, so a reactive
+   * adapter's event loop never waits on Redis and its chain never holds up Redis's other answers.
    */
   @Override
   public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
@@ -183,6 +203,7 @@ public final class RedisCounterStore implements CounterStore {
     }
     counting.health.close();
     connection.close();
+    answers.shutdown();
   }
 
   /** Completes when Redis at {@code node} answers; for its breaker. */
