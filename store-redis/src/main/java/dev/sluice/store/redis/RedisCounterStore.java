@@ -106,14 +106,22 @@ public final class RedisCounterStore implements CounterStore {
             health::reset);
     java.util.concurrent.atomic.AtomicInteger threads =
         new java.util.concurrent.atomic.AtomicInteger();
-    this.answers =
-        java.util.concurrent.Executors.newFixedThreadPool(
-            Runtime.getRuntime().availableProcessors(),
+    int n = Runtime.getRuntime().availableProcessors();
+    java.util.concurrent.ThreadPoolExecutor pool =
+        new java.util.concurrent.ThreadPoolExecutor(
+            n,
+            n,
+            60,
+            TimeUnit.SECONDS,
+            new java.util.concurrent.LinkedBlockingQueue<>(),
             r -> {
               Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
+    // Idle threads end: a store that is never closed leaves none behind.
+    pool.allowCoreThreadTimeOut(true);
+    this.answers = pool;
     this.counting =
         new Counting(
             keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos, answers);
@@ -163,7 +171,9 @@ public final class RedisCounterStore implements CounterStore {
   /**
    * Sends the batch's scripts and returns at once: the counts reach the batch in one of the store's
    * answer threads ({@code sluice-redis-answer-N}), never Lettuce's I/O thread, so a reactive
-   * adapter's event loop never waits on Redis and its chain never holds up Redis's other answers.
+   * adapter's event loop never waits on Redis and its chain never holds up Redis's other answers. A
+   * call that cannot be sent fails at once in the calling thread; a first call's retry that cannot
+   * be sent either fails in the JDK's common pool.
    */
   @Override
   public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
@@ -202,8 +212,11 @@ public final class RedisCounterStore implements CounterStore {
       clock.close();
     }
     counting.health.close();
-    connection.close();
-    answers.shutdown();
+    try {
+      connection.close();
+    } finally {
+      answers.shutdown();
+    }
   }
 
   /** Completes when Redis at {@code node} answers; for its breaker. */
