@@ -4,29 +4,36 @@ import dev.sluice.Slots;
 import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
+import io.netty.channel.EventLoop;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
+import reactor.netty.Connection;
 
 /**
  * Rate limiting for a Spring WebFlux application, with the same rules, keys, headers, 429/503
  * bodies and concurrency slots as the servlet filter, decided without blocking the event loop
- * ({@link RequestLimiter#decideAsync}): an in-memory store answers in the calling thread, memcached
- * in its client's listener thread and Redis in the store's answer threads, where the rest of the
- * chain then goes on. A request's concurrency slots are given back when its response completes,
- * fails or is cancelled.
+ * ({@link RequestLimiter#decideAsync}). An in-memory store answers in the calling thread; memcached
+ * and Redis answer in their clients' threads, and on Reactor Netty the rest of the chain then goes
+ * on in the request's own event loop. A request's concurrency slots are given back when its
+ * response completes, fails or is cancelled.
  *
  * <p>The path the rules match is the request's raw path within the application (below {@code
  * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client
@@ -67,7 +74,9 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
         .flatMap(
             principal ->
                 Mono.fromCompletionStage(
-                    Admission.decideAsync(limiter, new Request(exchange, principal))))
+                    onTheRequestsLoop(
+                        Admission.decideAsync(limiter, new Request(exchange, principal)),
+                        exchange)))
         .flatMap(
             a -> {
               ServerHttpResponse response = exchange.getResponse();
@@ -87,6 +96,49 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
               // client.
               return chain.filter(exchange).doFinally(signal -> held.release());
             });
+  }
+
+  /**
+   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty
+   * and the store answered in a thread of its own: the rest of the chain (the handler, the
+   * response) then runs where Reactor Netty expects it, not in the store client's thread. Continued
+   * from another thread, Reactor Netty 1.3 (Spring Boot 4) left about one response in a thousand
+   * unsent.
+   */
+  private static CompletionStage<Admission> onTheRequestsLoop(
+      CompletionStage<Admission> decided, ServerWebExchange exchange) {
+    if (!REACTOR_NETTY || decided.toCompletableFuture().isDone()) {
+      return decided;
+    }
+    Executor loop = ReactorNetty.loop(exchange.getRequest());
+    return loop == null ? decided : decided.thenApplyAsync(a -> a, loop);
+  }
+
+  private static final boolean REACTOR_NETTY =
+      ClassUtils.isPresent("reactor.netty.Connection", SluiceWebFilter.class.getClassLoader());
+
+  /** Reactor Netty's types, loaded only when it is on the class path. */
+  private static final class ReactorNetty {
+    /** The request's event loop, or null when Reactor Netty does not serve it. */
+    static Executor loop(ServerHttpRequest request) {
+      Object nativeRequest;
+      try {
+        nativeRequest = ServerHttpRequestDecorator.getNativeRequest(request);
+      } catch (IllegalArgumentException notAServersRequest) {
+        return null; // a request type of the application's own, with no server's request inside
+      }
+      if (!(nativeRequest instanceof Connection connection)) {
+        return null;
+      }
+      EventLoop loop = connection.channel().eventLoop();
+      return task -> {
+        try {
+          loop.execute(task);
+        } catch (RejectedExecutionException shuttingDown) {
+          task.run();
+        }
+      };
+    }
   }
 
   /** A WebFlux request as the rules see it. */

@@ -36,9 +36,6 @@ final class Counting {
   private final long timeoutNanos;
   private final long coldTimeoutNanos;
 
-  /** Where a non-blocking decision completes: not Lettuce's I/O thread. */
-  private final java.util.concurrent.Executor answers;
-
   /** Whether Redis has answered a decision of this store. */
   private volatile boolean answered;
 
@@ -48,15 +45,13 @@ final class Counting {
       Health health,
       boolean serverTime,
       long timeoutNanos,
-      long coldTimeoutNanos,
-      java.util.concurrent.Executor answers) {
+      long coldTimeoutNanos) {
     this.keys = keys;
     this.connection = connection;
     this.health = health;
     this.serverTime = serverTime;
     this.timeoutNanos = timeoutNanos;
     this.coldTimeoutNanos = coldTimeoutNanos;
-    this.answers = answers;
   }
 
   /** Counts the batch's counters and writes their counts into it ({@link CounterBatch#counted}). */
@@ -89,8 +84,8 @@ final class Counting {
   }
 
   /**
-   * {@link #increment} without waiting: the counts reach the batch in an {@link #answers} thread,
-   * once Redis answered (or the deadline passed), before the returned future completes.
+   * {@link #increment} without waiting: the counts reach the batch in the thread Redis answered on
+   * (or the deadline's), before the returned future completes.
    */
   CompletableFuture<Void> incrementAsync(CounterBatch batch) {
     boolean cold = !answered;
@@ -107,7 +102,7 @@ final class Counting {
     }
     return CompletableFuture.allOf(call.futures)
         .orTimeout(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-        .handleAsync((ok, error) -> (Void) null, answers)
+        .handle((ok, error) -> (Void) null)
         .thenCompose(
             v -> {
               try {
