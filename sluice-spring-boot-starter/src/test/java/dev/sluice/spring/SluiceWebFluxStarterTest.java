@@ -19,9 +19,10 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * A WebFlux application with the starter alone, on Reactor Netty with BlockHound installed: limited
- * from the same properties as a servlet one, in memory, on memcached and on Redis, with the sluice_
- * metrics at /actuator/prometheus.
+ * A WebFlux application with the starter alone, BlockHound installed: limited from the same
+ * properties as a servlet one, in memory, on memcached and on Redis, with the sluice_ metrics at
+ * /actuator/prometheus. Boot 3.5 serves it with the test class path's Tomcat, Boot 4 with Reactor
+ * Netty ({@code SluiceWebFilterTest} runs the filter on Reactor Netty 1.2).
  */
 class SluiceWebFluxStarterTest {
 

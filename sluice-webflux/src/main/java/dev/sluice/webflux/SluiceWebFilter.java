@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
@@ -72,11 +71,17 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
         .map(Optional::of)
         .defaultIfEmpty(Optional.empty())
         .flatMap(
-            principal ->
-                Mono.fromCompletionStage(
-                    onTheRequestsLoop(
-                        Admission.decideAsync(limiter, new Request(exchange, principal)),
-                        exchange)))
+            principal -> {
+              CompletionStage<Admission> decided =
+                  Admission.decideAsync(limiter, new Request(exchange, principal));
+              return Mono.fromCompletionStage(onTheRequestsLoop(decided, exchange))
+                  // Cancelled (the client hung up) before the chain went on: the slots the
+                  // decision took are given back once it is made.
+                  .doOnCancel(
+                      () -> {
+                        var unused = decided.thenAccept(a -> a.slots().release());
+                      });
+            })
         .flatMap(
             a -> {
               ServerHttpResponse response = exchange.getResponse();
@@ -99,19 +104,14 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty
-   * and the store answered in a thread of its own: the rest of the chain (the handler, the
-   * response) then runs where Reactor Netty expects it, not in the store client's thread. Continued
-   * from another thread, Reactor Netty 1.3 (Spring Boot 4) left about one response in a thousand
-   * unsent.
+   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty:
+   * the rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not
+   * in the store's thread. Continued from another thread, Reactor Netty 1.3 (Spring Boot 4) left
+   * about one response in a thousand unsent.
    */
   private static CompletionStage<Admission> onTheRequestsLoop(
       CompletionStage<Admission> decided, ServerWebExchange exchange) {
-    if (!REACTOR_NETTY || decided.toCompletableFuture().isDone()) {
-      return decided;
-    }
-    Executor loop = ReactorNetty.loop(exchange.getRequest());
-    return loop == null ? decided : decided.thenApplyAsync(a -> a, loop);
+    return REACTOR_NETTY ? ReactorNetty.onTheLoop(decided, exchange.getRequest()) : decided;
   }
 
   private static final boolean REACTOR_NETTY =
@@ -119,25 +119,30 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
   /** Reactor Netty's types, loaded only when it is on the class path. */
   private static final class ReactorNetty {
-    /** The request's event loop, or null when Reactor Netty does not serve it. */
-    static Executor loop(ServerHttpRequest request) {
+    static CompletionStage<Admission> onTheLoop(
+        CompletionStage<Admission> decided, ServerHttpRequest request) {
       Object nativeRequest;
       try {
         nativeRequest = ServerHttpRequestDecorator.getNativeRequest(request);
       } catch (IllegalArgumentException notAServersRequest) {
-        return null; // a request type of the application's own, with no server's request inside
+        return decided; // a request type of the application's own, with no server's inside
       }
       if (!(nativeRequest instanceof Connection connection)) {
-        return null;
+        return decided; // another server
       }
       EventLoop loop = connection.channel().eventLoop();
-      return task -> {
-        try {
-          loop.execute(task);
-        } catch (RejectedExecutionException shuttingDown) {
-          task.run();
-        }
-      };
+      if (decided.toCompletableFuture().isDone() && loop.inEventLoop()) {
+        return decided; // answered from memory, in the loop
+      }
+      return decided.thenApplyAsync(
+          a -> a,
+          task -> {
+            try {
+              loop.execute(task);
+            } catch (RejectedExecutionException shuttingDown) {
+              task.run();
+            }
+          });
     }
   }
 

@@ -15,6 +15,7 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.server.WebFilter;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -32,8 +33,16 @@ final class WebFluxServer implements AutoCloseable {
   private final DisposableServer server;
 
   WebFluxServer(RequestLimiter limiter, RouterFunction<ServerResponse> routes) {
-    HandlerStrategies strategies =
-        HandlerStrategies.builder().webFilter(new SluiceWebFilter(limiter, 0)).build();
+    this(limiter, routes, null);
+  }
+
+  /** With {@code first}, if not null, before the Sluice filter. */
+  WebFluxServer(RequestLimiter limiter, RouterFunction<ServerResponse> routes, WebFilter first) {
+    HandlerStrategies.Builder filters = HandlerStrategies.builder();
+    if (first != null) {
+      filters.webFilter(first);
+    }
+    HandlerStrategies strategies = filters.webFilter(new SluiceWebFilter(limiter, 0)).build();
     server =
         HttpServer.create()
             .host("127.0.0.1")

@@ -36,6 +36,9 @@ final class Counting {
   private final long timeoutNanos;
   private final long coldTimeoutNanos;
 
+  /** Where a non-blocking decision completes: not Lettuce's I/O thread. */
+  private final java.util.concurrent.Executor answers;
+
   /** Whether Redis has answered a decision of this store. */
   private volatile boolean answered;
 
@@ -45,13 +48,15 @@ final class Counting {
       Health health,
       boolean serverTime,
       long timeoutNanos,
-      long coldTimeoutNanos) {
+      long coldTimeoutNanos,
+      java.util.concurrent.Executor answers) {
     this.keys = keys;
     this.connection = connection;
     this.health = health;
     this.serverTime = serverTime;
     this.timeoutNanos = timeoutNanos;
     this.coldTimeoutNanos = coldTimeoutNanos;
+    this.answers = answers;
   }
 
   /** Counts the batch's counters and writes their counts into it ({@link CounterBatch#counted}). */
@@ -84,8 +89,8 @@ final class Counting {
   }
 
   /**
-   * {@link #increment} without waiting: the counts reach the batch in the thread Redis answered on
-   * (or the deadline's), before the returned future completes.
+   * {@link #increment} without waiting: the counts reach the batch in an {@link #answers} thread,
+   * once Redis answered (or the deadline passed), before the returned future completes.
    */
   CompletableFuture<Void> incrementAsync(CounterBatch batch) {
     boolean cold = !answered;
@@ -102,7 +107,7 @@ final class Counting {
     }
     return CompletableFuture.allOf(call.futures)
         .orTimeout(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
-        .handle((ok, error) -> (Void) null)
+        .handleAsync((ok, error) -> (Void) null, answers)
         .thenCompose(
             v -> {
               try {

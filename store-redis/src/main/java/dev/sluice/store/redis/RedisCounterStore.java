@@ -58,6 +58,14 @@ public final class RedisCounterStore implements CounterStore {
   final Keys keys;
   final Connection connection;
   final Counting counting;
+
+  /**
+   * Where a non-blocking decision completes, and the caller's chain goes on: not Lettuce's I/O
+   * thread, which would then run the rest of the request while every other answer from Redis waits
+   * behind it.
+   */
+  private final java.util.concurrent.ExecutorService answers;
+
   private final RedisValues values;
   private final RedisClock clock;
 
@@ -96,8 +104,27 @@ public final class RedisCounterStore implements CounterStore {
             // A lost connection is back: decisions count again at once, not after the breakers'
             // delay (they opened on the calls refused while it was down).
             health::reset);
+    java.util.concurrent.atomic.AtomicInteger threads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    int n = Runtime.getRuntime().availableProcessors();
+    java.util.concurrent.ThreadPoolExecutor pool =
+        new java.util.concurrent.ThreadPoolExecutor(
+            n,
+            n,
+            60,
+            TimeUnit.SECONDS,
+            new java.util.concurrent.LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    // Idle threads end: a store that is never closed leaves none behind.
+    pool.allowCoreThreadTimeOut(true);
+    this.answers = pool;
     this.counting =
-        new Counting(keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos);
+        new Counting(
+            keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos, answers);
     this.values =
         new RedisValues(
             connection,
@@ -142,8 +169,11 @@ public final class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * Sends the batch's scripts and returns at once: the counts reach the batch in the thread Redis
-   * answered on (or the deadline's), so a reactive adapter's event loop never waits on Redis.
+   * Sends the batch's scripts and returns at once: the counts reach the batch in one of the store's
+   * answer threads ({@code sluice-redis-answer-N}), never Lettuce's I/O thread, so a reactive
+   * adapter's event loop never waits on Redis and its chain never holds up Redis's other answers. A
+   * call that cannot be sent fails at once in the calling thread; a first call's retry that cannot
+   * be sent either fails in the JDK's common pool.
    */
   @Override
   public CompletableFuture<Void> incrementAsync(CounterBatch batch) {
@@ -182,7 +212,11 @@ public final class RedisCounterStore implements CounterStore {
       clock.close();
     }
     counting.health.close();
-    connection.close();
+    try {
+      connection.close();
+    } finally {
+      answers.shutdown();
+    }
   }
 
   /** Completes when Redis at {@code node} answers; for its breaker. */
