@@ -28,14 +28,17 @@
 #   tomcat             a plain servlet on Tomcat: off, SluiceFilter in memory, the header-only
 #                      floor, off again.
 #
-# Every server is started and warmed up (WARMUP of load on each port) before the first round, and
-# each run is preceded by 2 s of load on its port. Rounds alternate their order (forwards, then
-# backwards) so a drift in the machine's speed favours no row. A row's cost over off is taken within each round, against the same JVM's (or, for the
-# demo, the same round's) Sluice-off rows, then the median over the rounds; each round's figure in
+# Every server is started and warmed up (WARMUP of load on each port, then until its JIT is quiet:
+# jit-quiet.sh) before the first round, and each run is preceded by 2 s of load on its port. Rounds
+# alternate their order (forwards, then backwards) so a drift in the machine's speed favours no
+# row. A row's cost over off is taken within each round, against the same JVM's (or, for the demo,
+# the same round's) Sluice-off rows, then the median over the rounds; each round's figure in
 # brackets. "Off again" is the same server as "off": its difference is the run's resolution.
 # Run it alone on the machine (flock /tmp/sluice-build.lock docs/bench/cost.sh where builds share
 # the machine).
 set -euo pipefail
+# shellcheck source=jit-quiet.sh
+. "$(dirname "$0")/jit-quiet.sh"
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
@@ -237,6 +240,7 @@ for row in "${ROWS[@]}"; do
   fi
   await_port "$port"
   load "$port" "$WARMUP" >/dev/null
+  until_jit_quiet "${ROW_PID[$port]}" load "$port" 5s
 done
 
 RESULTS="$WORK/results"

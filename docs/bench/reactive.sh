@@ -5,7 +5,8 @@
 # keys in turn (wrk-keys.lua, the rules of wrk-rules.yaml); gRPC (SluiceServerInterceptor on
 # grpc-netty-shaded, a unary echo run on the transport's event loops) by a client JVM keeping
 # IN_FLIGHT calls in flight, 1,000 API keys in turn in the metadata (grpc-rules.yaml: the same
-# three counters). Each row is its own server JVM; rounds alternate their order.
+# three counters). Each row is its own server JVM, warmed up until its JIT is quiet (jit-quiet.sh);
+# rounds alternate their order.
 #
 #   docs/bench/reactive.sh                    # 3 rounds of 10 s
 #   ROUNDS=2 DURATION=8 docs/bench/reactive.sh
@@ -15,6 +16,8 @@
 # Run it alone on the machine (flock /tmp/sluice-build.lock docs/bench/reactive.sh where builds
 # share the machine).
 set -euo pipefail
+# shellcheck source=jit-quiet.sh
+. "$(dirname "$0")/jit-quiet.sh"
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
@@ -109,6 +112,7 @@ for row in "${ROWS[@]}"; do
   IFS='|' read -r name kind port cmd <<<"$row"
   await_log "$WORK/$port.log"
   load "$kind" "$port" "$WARMUP" >/dev/null
+  until_jit_quiet "${ROW_PID[$port]}" load "$kind" "$port" 5
 done
 
 RESULTS="$WORK/results"

@@ -2,14 +2,17 @@
 # Where the demo's CPU goes, by thread: each thread's CPU time (utime + stime, from
 # /proc/PID/task/TID/stat) over a wrk run, divided by the requests served, summed over threads of
 # one name (Grizzly's workers, its selector, sluice-background, spymemcached's I/O thread and
-# listener pool, the JIT, GC). Unlike JFR's execution samples, which also count a thread that is
-# runnable but waiting for a core, this is CPU spent. The load and rules are cost.sh's.
+# listener pool, the JIT, GC), after WARMUP of load and then until the JIT is quiet (jit-quiet.sh).
+# Unlike JFR's execution samples, which also count a thread that is runnable but waiting for a
+# core, this is CPU spent. The load and rules are cost.sh's.
 #
 #   docs/bench/thread-cost.sh in-memory | memcached | two-layer      # ROUNDS=3 runs of 10 s
 #   JAR=/path/to/other/sluice-example.jar docs/bench/thread-cost.sh two-layer
 #
 # Run it under the build lock where builds share the machine.
 set -euo pipefail
+# shellcheck source=jit-quiet.sh
+. "$(dirname "$0")/jit-quiet.sh"
 MODE=${1:?in-memory, memcached or two-layer}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
@@ -50,6 +53,7 @@ snapshot() {
   done | awk -F'|' '{ a[$1] += $2 } END { for (k in a) print k "|" a[k] }' | sort
 }
 load "$WARMUP" >/dev/null
+until_jit_quiet "$PID" load 5s
 HZ=$(getconf CLK_TCK)
 for r in $(seq "$ROUNDS"); do
   snapshot >"$WORK/before"
