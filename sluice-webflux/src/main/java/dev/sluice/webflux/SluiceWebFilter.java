@@ -106,8 +106,8 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
   /**
    * {@code decided}, completing on the request's own event loop when the server is Reactor Netty:
    * the rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not
-   * in the store's thread. Continued from another thread, Reactor Netty 1.3 (Spring Boot 4) left
-   * about one response in a thousand unsent.
+   * in the store's thread. Continued from another thread, Reactor Netty 1.2 and 1.3 (Spring Boot
+   * 3.5 and 4) left about one response in a thousand unsent.
    */
   private static CompletionStage<Admission> onTheRequestsLoop(
       CompletionStage<Admission> decided, ServerWebExchange exchange) {

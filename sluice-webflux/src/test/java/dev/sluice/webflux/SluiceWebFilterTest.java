@@ -111,7 +111,7 @@ class SluiceWebFilterTest {
   /**
    * A decision memcached or Redis answers in its client's thread goes on in the request's event
    * loop, where Reactor Netty expects the handler and the response: continued from the store's
-   * thread, Reactor Netty 1.3 left about one response in a thousand unsent.
+   * thread, Reactor Netty 1.2 and 1.3 left about one response in a thousand unsent.
    */
   @Test
   void aDecisionTheStoreAnsweredGoesOnInTheRequestsEventLoop() throws Exception {
