@@ -51,6 +51,14 @@ class SluiceWebFilterTest {
           .tier(3, Duration.ofMinutes(1))
           .build();
 
+  /** One request at a time per key. */
+  private static final Rule IN_FLIGHT =
+      Rule.builder("in-flight")
+          .path("/api/**")
+          .key("header:X-Api-Key")
+          .concurrency(1, Duration.ofMinutes(5))
+          .build();
+
   private static RequestLimiter limiter(CounterStore store, Rule... rules) {
     RuleSet.Builder b = RuleSet.builder();
     for (Rule r : rules) {
@@ -180,12 +188,6 @@ class SluiceWebFilterTest {
 
   @Test
   void aConcurrencySlotIsGivenBackWhenTheResponseCompletesFailsOrIsCancelled() throws Exception {
-    Rule inFlight =
-        Rule.builder("in-flight")
-            .path("/api/**")
-            .key("header:X-Api-Key")
-            .concurrency(1, Duration.ofMinutes(5))
-            .build();
     Sinks.One<String> release = Sinks.one();
     // Set when a handler runs: its request holds the slot from then on.
     java.util.concurrent.atomic.AtomicInteger started =
@@ -208,7 +210,7 @@ class SluiceWebFilterTest {
             .GET("/api/fast", r -> ServerResponse.ok().bodyValue("fast"))
             .build();
     try (WebFluxServer app =
-        new WebFluxServer(limiter(InMemoryCounterStore.create(), inFlight), routes)) {
+        new WebFluxServer(limiter(InMemoryCounterStore.create(), IN_FLIGHT), routes)) {
       // Completes: the slot is held while the response is in flight, given back after.
       CompletableFuture<Integer> slow =
           CompletableFuture.supplyAsync(() -> status(app, "/api/slow"));
@@ -251,16 +253,10 @@ class SluiceWebFilterTest {
    */
   @Test
   void aSlotTakenForARequestCancelledWhileDecidedIsGivenBack() throws Exception {
-    Rule inFlight =
-        Rule.builder("in-flight")
-            .path("/api/**")
-            .key("header:X-Api-Key")
-            .concurrency(1, Duration.ofMinutes(5))
-            .build();
     HeldStore store = new HeldStore();
     java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
     WebFilter first = new CancelWatch(cancelled);
-    try (WebFluxServer app = new WebFluxServer(limiter(store, inFlight), hello(), first)) {
+    try (WebFluxServer app = new WebFluxServer(limiter(store, IN_FLIGHT), hello(), first)) {
       try (Socket s = new Socket(InetAddress.getLoopbackAddress(), app.port())) {
         OutputStream out = s.getOutputStream();
         out.write(
