@@ -74,9 +74,13 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
             principal -> {
               CompletionStage<Admission> decided =
                   Admission.decideAsync(limiter, new Request(exchange, principal));
-              return Mono.fromCompletionStage(onTheRequestsLoop(decided, exchange))
-                  // Cancelled (the client hung up) before the chain went on: the slots the
-                  // decision took are given back once it is made.
+              // Cancelling the Mono does not cancel the decision (suppressCancel): cancelled, it
+              // would never give back what it took.
+              return Mono.fromFuture(
+                      onTheRequestsLoop(decided, exchange).toCompletableFuture(), true)
+                  // Cancelled (the client hung up): the slots the decision took are given back once
+                  // it is made. Once the chain went on, its end gives them back too, and the
+                  // second release does nothing.
                   .doOnCancel(
                       () -> {
                         var unused = decided.thenAccept(a -> a.slots().release());
@@ -104,14 +108,18 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty:
-   * the rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not
-   * in the store's thread. Continued from another thread, Reactor Netty 1.2 and 1.3 (Spring Boot
-   * 3.5 and 4) left about one response in a thousand unsent.
+   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty
+   * and the decision is not made yet (a decision made at once goes on in the calling thread): the
+   * rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not in
+   * the store's thread. Continued from another thread, Reactor Netty 1.2 and 1.3 (Spring Boot 3.5
+   * and 4) left about one response in a thousand unsent.
    */
   private static CompletionStage<Admission> onTheRequestsLoop(
       CompletionStage<Admission> decided, ServerWebExchange exchange) {
-    return REACTOR_NETTY ? ReactorNetty.onTheLoop(decided, exchange.getRequest()) : decided;
+    if (!REACTOR_NETTY || decided.toCompletableFuture().isDone()) {
+      return decided;
+    }
+    return ReactorNetty.onTheLoop(decided, exchange.getRequest());
   }
 
   private static final boolean REACTOR_NETTY =
@@ -124,16 +132,13 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
       Object nativeRequest;
       try {
         nativeRequest = ServerHttpRequestDecorator.getNativeRequest(request);
-      } catch (IllegalArgumentException notAServersRequest) {
-        return decided; // a request type of the application's own, with no server's inside
+      } catch (IllegalArgumentException | IllegalStateException notAServersRequest) {
+        return decided; // the application's own request type, or a test's mock: no server's inside
       }
       if (!(nativeRequest instanceof Connection connection)) {
         return decided; // another server
       }
       EventLoop loop = connection.channel().eventLoop();
-      if (decided.toCompletableFuture().isDone() && loop.inEventLoop()) {
-        return decided; // answered from memory, in the loop
-      }
       return decided.thenApplyAsync(
           a -> a,
           task -> {

@@ -275,6 +275,40 @@ class SluiceWebFilterTest {
     }
   }
 
+  /**
+   * The same on a request no Reactor Netty server made (another server's, or a test's): the
+   * decision is left to finish, and gives its slot back.
+   */
+  @Test
+  void aSlotTakenForARequestCancelledWhileDecidedIsGivenBackOnAnyServer() throws Exception {
+    HeldStore store = new HeldStore();
+    SluiceWebFilter filter = new SluiceWebFilter(limiter(store, IN_FLIGHT), 0);
+    reactor.core.Disposable hungUp = filter.filter(exchange(), e -> Mono.never()).subscribe();
+    store.awaitDecision();
+    hungUp.dispose(); // the client hangs up while its request is decided
+    store.answer(); // the decision takes the slot
+    java.util.concurrent.atomic.AtomicBoolean passed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    var unused =
+        filter
+            .filter(
+                exchange(),
+                e -> {
+                  passed.set(true);
+                  return Mono.empty();
+                })
+            .subscribe();
+    store.awaitDecision();
+    store.answer(); // a request no server made goes on in the thread that answered: this one
+    assertTrue(passed.get(), "the cancelled request's slot was kept");
+  }
+
+  private static org.springframework.mock.web.server.MockServerWebExchange exchange() {
+    return org.springframework.mock.web.server.MockServerWebExchange.from(
+        org.springframework.mock.http.server.reactive.MockServerHttpRequest.get("/api/items")
+            .header("X-Api-Key", "k"));
+  }
+
   /** Counts down when a request's chain is cancelled, once the cancellation went through it. */
   private record CancelWatch(java.util.concurrent.CountDownLatch cancelled)
       implements WebFilter, org.springframework.core.Ordered {
