@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +56,7 @@ class SluiceWebFluxStarterTest {
     }
     try {
       return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (java.net.http.HttpTimeoutException e) {
+    } catch (HttpTimeoutException e) {
       // Where the request stopped: every thread's stack, in the test's output.
       StringBuilder dump = new StringBuilder("no answer in 30 s; the threads:\n");
       Thread.getAllStackTraces()

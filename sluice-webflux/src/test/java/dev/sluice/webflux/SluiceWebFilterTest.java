@@ -23,18 +23,30 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
+import org.springframework.core.Ordered;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
+import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
+import reactor.netty.Connection;
 
 /**
  * The WebFlux filter on a real Reactor Netty server, BlockHound installed: the servlet filter's
@@ -129,10 +141,8 @@ class SluiceWebFilterTest {
                 "/api/thread",
                 r -> {
                   Object request =
-                      org.springframework.http.server.reactive.ServerHttpRequestDecorator
-                          .getNativeRequest(r.exchange().getRequest());
-                  boolean own =
-                      ((reactor.netty.Connection) request).channel().eventLoop().inEventLoop();
+                      ServerHttpRequestDecorator.getNativeRequest(r.exchange().getRequest());
+                  boolean own = ((Connection) request).channel().eventLoop().inEventLoop();
                   String where = own ? "its own loop" : Thread.currentThread().getName();
                   return ServerResponse.ok().bodyValue(where);
                 })
@@ -190,8 +200,7 @@ class SluiceWebFilterTest {
   void aConcurrencySlotIsGivenBackWhenTheResponseCompletesFailsOrIsCancelled() throws Exception {
     Sinks.One<String> release = Sinks.one();
     // Set when a handler runs: its request holds the slot from then on.
-    java.util.concurrent.atomic.AtomicInteger started =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger started = new AtomicInteger();
     RouterFunction<ServerResponse> routes =
         RouterFunctions.route()
             .GET(
@@ -254,7 +263,7 @@ class SluiceWebFilterTest {
   @Test
   void aSlotTakenForARequestCancelledWhileDecidedIsGivenBack() throws Exception {
     HeldStore store = new HeldStore();
-    java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch cancelled = new CountDownLatch(1);
     WebFilter first = new CancelWatch(cancelled);
     try (WebFluxServer app = new WebFluxServer(limiter(store, IN_FLIGHT), hello(), first)) {
       try (Socket s = new Socket(InetAddress.getLoopbackAddress(), app.port())) {
@@ -283,12 +292,11 @@ class SluiceWebFilterTest {
   void aSlotTakenForARequestCancelledWhileDecidedIsGivenBackOnAnyServer() throws Exception {
     HeldStore store = new HeldStore();
     SluiceWebFilter filter = new SluiceWebFilter(limiter(store, IN_FLIGHT), 0);
-    reactor.core.Disposable hungUp = filter.filter(exchange(), e -> Mono.never()).subscribe();
+    Disposable hungUp = filter.filter(exchange(), e -> Mono.never()).subscribe();
     store.awaitDecision();
     hungUp.dispose(); // the client hangs up while its request is decided
     store.answer(); // the decision takes the slot
-    java.util.concurrent.atomic.AtomicBoolean passed =
-        new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean passed = new AtomicBoolean();
     var unused =
         filter
             .filter(
@@ -303,22 +311,20 @@ class SluiceWebFilterTest {
     assertTrue(passed.get(), "the cancelled request's slot was kept");
   }
 
-  private static org.springframework.mock.web.server.MockServerWebExchange exchange() {
-    return org.springframework.mock.web.server.MockServerWebExchange.from(
-        org.springframework.mock.http.server.reactive.MockServerHttpRequest.get("/api/items")
-            .header("X-Api-Key", "k"));
+  private static MockServerWebExchange exchange() {
+    return MockServerWebExchange.from(
+        MockServerHttpRequest.get("/api/items").header("X-Api-Key", "k"));
   }
 
   /** Counts down when a request's chain is cancelled, once the cancellation went through it. */
-  private record CancelWatch(java.util.concurrent.CountDownLatch cancelled)
-      implements WebFilter, org.springframework.core.Ordered {
+  private record CancelWatch(CountDownLatch cancelled) implements WebFilter, Ordered {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
       return chain
           .filter(exchange)
           .doFinally(
               signal -> {
-                if (signal == reactor.core.publisher.SignalType.CANCEL) {
+                if (signal == SignalType.CANCEL) {
                   cancelled.countDown();
                 }
               });
@@ -333,8 +339,7 @@ class SluiceWebFilterTest {
   /** An in-memory store that answers a non-blocking decision when the test says so. */
   private static final class HeldStore implements CounterStore {
     private final InMemoryCounterStore counts = InMemoryCounterStore.create();
-    private final java.util.concurrent.BlockingQueue<Runnable> pending =
-        new java.util.concurrent.LinkedBlockingQueue<>();
+    private final BlockingQueue<Runnable> pending = new LinkedBlockingQueue<>();
     private Runnable next;
 
     @Override
@@ -376,7 +381,7 @@ class SluiceWebFilterTest {
     }
   }
 
-  private static void awaitStarted(java.util.concurrent.atomic.AtomicInteger started, int n) {
+  private static void awaitStarted(AtomicInteger started, int n) {
     assertTrue(
         MemcachedServer.await(Duration.ofSeconds(10), () -> started.get() >= n),
         "the handler never ran");

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,7 +38,7 @@ final class Counting {
   private final long coldTimeoutNanos;
 
   /** Where a non-blocking decision completes: not Lettuce's I/O thread. */
-  private final java.util.concurrent.Executor answers;
+  private final Executor answers;
 
   /** Whether Redis has answered a decision of this store. */
   private volatile boolean answered;
@@ -49,7 +50,7 @@ final class Counting {
       boolean serverTime,
       long timeoutNanos,
       long coldTimeoutNanos,
-      java.util.concurrent.Executor answers) {
+      Executor answers) {
     this.keys = keys;
     this.connection = connection;
     this.health = health;

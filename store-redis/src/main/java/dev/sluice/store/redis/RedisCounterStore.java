@@ -15,8 +15,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Counters in Redis, shared by every instance of a fleet: a standalone server, a Sentinel group, or
@@ -64,7 +68,7 @@ public final class RedisCounterStore implements CounterStore {
    * thread, which would then run the rest of the request while every other answer from Redis waits
    * behind it.
    */
-  private final java.util.concurrent.ExecutorService answers;
+  private final ExecutorService answers;
 
   private final RedisValues values;
   private final RedisClock clock;
@@ -104,16 +108,15 @@ public final class RedisCounterStore implements CounterStore {
             // A lost connection is back: decisions count again at once, not after the breakers'
             // delay (they opened on the calls refused while it was down).
             health::reset);
-    java.util.concurrent.atomic.AtomicInteger threads =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger threads = new AtomicInteger();
     int n = Runtime.getRuntime().availableProcessors();
-    java.util.concurrent.ThreadPoolExecutor pool =
-        new java.util.concurrent.ThreadPoolExecutor(
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
             n,
             n,
             60,
             TimeUnit.SECONDS,
-            new java.util.concurrent.LinkedBlockingQueue<>(),
+            new LinkedBlockingQueue<>(),
             r -> {
               Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
               t.setDaemon(true);
