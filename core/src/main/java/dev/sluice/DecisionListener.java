@@ -20,8 +20,9 @@ public interface DecisionListener {
   void onDecision(List<String> rules, Decision decision, long storeNanos);
 
   /**
-   * Told when a decision failed with an exception (a key source or quota resolver that threw, a
-   * bug); the request was decided as on a store failure. Does nothing by default.
+   * Told when a decision failed with an exception: a key source or quota resolver that threw (its
+   * rule is left out, or refuses the request when it rejects on failure, and the other rules
+   * decide), or a bug (the request is decided as on a store failure). Does nothing by default.
    */
   default void onError(Throwable error) {}
 

@@ -6,9 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.RecordingStore;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
 import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 class RateLimiterTest {
@@ -95,6 +99,28 @@ class RateLimiterTest {
         RateLimiter.fixedWindow(store).id("b").tier(1, Duration.ofSeconds(1)).clock(clock).build();
     assertTrue(a.tryAcquire("k").allowed());
     assertTrue(b.tryAcquire("k").allowed());
+  }
+
+  /**
+   * A client sending long keys (an 8 KB header) cannot make each counter hold kilobytes: the store
+   * sees at most 256 characters of identity, and long identities that differ only at their end are
+   * still counted apart, each exactly.
+   */
+  @Property(tries = 50)
+  void aLongIdentityReachesTheStoreBoundedAndCountedApart(
+      @ForAll @IntRange(min = 257, max = 9_000) int length, @ForAll char last) {
+    RecordingStore recorded = new RecordingStore(new ReferenceCounterStore());
+    RateLimiter limiter =
+        RateLimiter.fixedWindow(recorded).id("r").tier(2, Duration.ofSeconds(1)).build();
+    String prefix = "k".repeat(length - 1);
+    String other = last == 'x' ? "y" : "x";
+    assertTrue(limiter.tryAcquire(prefix + last).allowed());
+    assertTrue(limiter.tryAcquire(prefix + last).allowed());
+    assertFalse(limiter.tryAcquire(prefix + last).allowed(), "its own limit, exactly");
+    assertTrue(limiter.tryAcquire(prefix + other).allowed(), "another identity, apart");
+    for (String counted : recorded.take()) {
+      assertTrue(counted.length() <= "r:".length() + 256, counted.length() + " characters");
+    }
   }
 
   @Test

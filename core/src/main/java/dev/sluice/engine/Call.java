@@ -3,8 +3,12 @@ package dev.sluice.engine;
 import dev.sluice.algorithm.TierLimit;
 import dev.sluice.spi.CounterKey;
 import dev.sluice.spi.CounterUpdate;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 
 /**
@@ -59,12 +63,19 @@ final class Call implements TwoLayerBatch {
   }
 
   /**
+   * The longest identity counted as it is; a longer one is counted under its digest ({@link
+   * #bounded}), so a client sending long keys cannot make the counters, the deny caches or the
+   * local layers hold kilobytes each.
+   */
+  static final int MAX_IDENTITY = 256;
+
+  /**
    * Adds a policy, whose counters {@link #layOut} names: a request a deny cache answers never needs
    * them. An outcome reused for the same policies and identities finds its fields already set, and
    * leaves them: a reference store costs a garbage collector's write barrier.
    */
   @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
-  void add(Policy policy, String identity) {
+  void add(Policy policy, String id) {
     if (entryCount == entries.length) {
       entries = grow(entries);
     }
@@ -73,6 +84,14 @@ final class Call implements TwoLayerBatch {
       e = entries[entryCount] = new Entry();
     }
     entryCount++;
+    String identity = id;
+    if (id.length() > MAX_IDENTITY) {
+      // The same long identity as the last time keeps its digest, and its deny-cache entry.
+      identity = id == e.given ? e.identity : bounded(id);
+    }
+    if (e.given != id) {
+      e.given = id;
+    }
     if (e.policy != policy) {
       e.policy = policy;
       e.denial = null;
@@ -205,6 +224,21 @@ final class Call implements TwoLayerBatch {
     throw new IllegalStateException("a counter of no entry");
   }
 
+  /**
+   * An identity longer than {@link #MAX_IDENTITY} as {@code #} and the URL-safe Base64 of the
+   * SHA-256 of its UTF-16 code units (any string, lone surrogates included, stays apart): 44
+   * characters.
+   */
+  static String bounded(String identity) {
+    try {
+      byte[] d =
+          MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_16LE));
+      return '#' + Base64.getUrlEncoder().withoutPadding().encodeToString(d);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError("SHA-256 is required of every JVM", e);
+    }
+  }
+
   Entry entry(int i) {
     return entries[i];
   }
@@ -223,7 +257,7 @@ final class Call implements TwoLayerBatch {
   }
 
   @Override
-  public String rule(int i) {
+  public String policy(int i) {
     return counters[i].entry.policy.id;
   }
 

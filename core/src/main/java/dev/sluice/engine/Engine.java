@@ -180,7 +180,10 @@ public final class Engine {
     Api.answer(outcome).clear();
   }
 
-  /** Adds a policy that applies, counted against {@code identity}. */
+  /**
+   * Adds a policy that applies, counted against {@code identity} (one longer than 256 characters
+   * under its digest).
+   */
   public void add(Outcome outcome, Policy policy, String identity) {
     Answer out = Api.answer(outcome);
     out.call.add(policy, identity);
@@ -264,6 +267,19 @@ public final class Engine {
     }
     if (call.entries() > 0) {
       tell(out, -1);
+    }
+  }
+
+  /**
+   * Logs {@code e} and tells the listener, for a failure that left the decision to the other
+   * policies: a rule whose key or quota could not be resolved, while other rules apply.
+   */
+  public void reportFailure(RuntimeException e) {
+    evaluator.logFailure(e);
+    try {
+      listener.onError(e);
+    } catch (RuntimeException ignored) {
+      // A listener must not throw; if it does, the decision stands.
     }
   }
 

@@ -3,7 +3,13 @@ package dev.sluice.engine;
 /** A policy that applies to a decision ({@link Call}), and whom it counts. */
 final class Entry {
   Policy policy;
+
+  /** The identity counted: the one given, or its digest when that is long ({@link Call#add}). */
   String identity;
+
+  /** The identity as given, the last time. */
+  String given;
+
   int firstCounter;
   boolean shadowFailed;
 

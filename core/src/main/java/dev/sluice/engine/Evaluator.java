@@ -149,6 +149,10 @@ final class Evaluator {
       p.failed();
     }
     if (!decideLocally(out, permits, now, e)) {
+      // Only a change the store may still apply was sent: a store that refused before sending (a
+      // breaker open, a node down) wrote nothing, and a slot released or refunded later would
+      // take back another request's.
+      out.call.sent = StoreTimeoutException.in(e);
       storeFailed(out.call, out, e);
     }
   }
@@ -338,14 +342,14 @@ final class Evaluator {
       LOG.debug("counter store failed", e);
     }
     Verdicts.withoutCounts(out, failureBinding(call));
-    if (!out.allowed()) {
+    if (!out.allowed() && call.sent) {
       refundSlots(call);
     }
   }
 
   /**
-   * Gives the store back the slots of a request refused on its failure: memcached may count them
-   * late, and no release will.
+   * Gives the store back the slots of a request refused on its failure, when its increments were
+   * sent: the store may count them late, and no release will.
    */
   private void refundSlots(Call call) {
     List<CounterUpdate> slots = new ArrayList<>(0);
@@ -373,8 +377,8 @@ final class Evaluator {
   void logFailure(RuntimeException e) {
     if (errors.tryAcquire(clock.millis())) {
       LOG.error(
-          "rate limiter failed; the request is decided as on a store failure (logged at most every"
-              + " {} s)",
+          "rate limiter failed; decided without the rule it failed in, or as on a store failure"
+              + " (logged at most every {} s)",
           WARN_INTERVAL_MILLIS / 1000,
           e);
     } else {

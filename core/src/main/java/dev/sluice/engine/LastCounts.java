@@ -270,7 +270,8 @@ final class LastCounts {
               long push = Math.min(m.owed, left);
               if (push > 0) {
                 long window = Math.floorDiv(now, period);
-                updates.add(new CounterUpdate(k.rule(), k.identity(), period, window, push, floor));
+                updates.add(
+                    new CounterUpdate(k.policy(), k.identity(), period, window, push, floor));
                 long owed = m.owed;
                 undo.add(() -> putBack(m, window, owed, false, true));
               }
@@ -280,13 +281,13 @@ final class LastCounts {
               long w = m.oweWindow;
               if (w == window || w == window - 1) {
                 if (m.owed > 0) {
-                  updates.add(new CounterUpdate(k.rule(), k.identity(), period, w, m.owed));
+                  updates.add(new CounterUpdate(k.policy(), k.identity(), period, w, m.owed));
                   long owed = m.owed;
                   undo.add(() -> putBack(m, w, owed, false, false));
                 }
                 if (w == window && m.owedBefore > 0) {
                   updates.add(
-                      new CounterUpdate(k.rule(), k.identity(), period, w - 1, m.owedBefore));
+                      new CounterUpdate(k.policy(), k.identity(), period, w - 1, m.owedBefore));
                   long before = m.owedBefore;
                   undo.add(() -> putBack(m, w - 1, before, true, false));
                 }

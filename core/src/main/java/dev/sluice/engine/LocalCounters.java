@@ -173,7 +173,7 @@ final class LocalCounters implements CounterStore {
   }
 
   private static CounterKey key(CounterUpdate u) {
-    return new CounterKey().set(u.rule(), u.identity(), u.periodMillis());
+    return new CounterKey().set(u.policy(), u.identity(), u.periodMillis());
   }
 
   @Override

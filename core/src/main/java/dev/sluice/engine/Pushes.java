@@ -67,8 +67,8 @@ final class Pushes implements TwoLayerBatch {
   }
 
   @Override
-  public String rule(int i) {
-    return call.rule(base(i));
+  public String policy(int i) {
+    return call.policy(base(i));
   }
 
   @Override
@@ -85,7 +85,7 @@ final class Pushes implements TwoLayerBatch {
   public CounterKey key(int i) {
     return i < added.length
         ? call.key(i)
-        : new CounterKey().set(rule(i), identity(i), periodMillis(i));
+        : new CounterKey().set(policy(i), identity(i), periodMillis(i));
   }
 
   @Override

@@ -14,11 +14,11 @@ public interface CounterBatch {
   int size();
 
   /**
-   * {@return counter {@code i}'s rule or limiter id ({@link CounterUpdate#rule})}
+   * {@return counter {@code i}'s policy, a rule's or a limiter's id ({@link CounterUpdate#policy})}
    *
    * @param i the counter's index
    */
-  String rule(int i);
+  String policy(int i);
 
   /**
    * {@return counter {@code i}'s identity ({@link CounterUpdate#identity}); any string}
@@ -52,7 +52,7 @@ public interface CounterBatch {
    * 0 (the default) for a window counter. Otherwise counter {@code i} is a running counter that
    * never lags behind this floor, which the caller raises with time: the store adds the delta to
    * {@code max(stored, floor)}, a counter it does not hold starting at the floor. A running counter
-   * is one value, not a series of windows: its name is {@code (rule, identity, periodMillis)}
+   * is one value, not a series of windows: its name is {@code (policy, identity, periodMillis)}
    * whatever the window, {@link #window} only says when it was last written (the store may forget
    * it once the window after next has begun), and its previous count is reported as 0.
    *
@@ -108,7 +108,7 @@ public interface CounterBatch {
    * @return its name, valid until the batch's counters change
    */
   default CounterKey key(int i) {
-    return new CounterKey().set(rule(i), identity(i), periodMillis(i));
+    return new CounterKey().set(policy(i), identity(i), periodMillis(i));
   }
 
   /**
@@ -134,11 +134,11 @@ public interface CounterBatch {
    * Counter {@code i} as a new update.
    *
    * @param i the counter's index
-   * @return its rule, identity, window, delta, floor, ceiling and whether it is released
+   * @return its policy, identity, window, delta, floor, ceiling and whether it is released
    */
   default CounterUpdate update(int i) {
     return new CounterUpdate(
-        rule(i),
+        policy(i),
         identity(i),
         periodMillis(i),
         window(i),

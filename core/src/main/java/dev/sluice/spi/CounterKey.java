@@ -1,18 +1,18 @@
 package dev.sluice.spi;
 
 /**
- * A counter's name, {@code (rule, identity, periodMillis)}, as a map key for stores that keep
+ * A counter's name, {@code (policy, identity, periodMillis)}, as a map key for stores that keep
  * counters in memory. A lookup uses a key the batch reuses ({@link CounterBatch#key}) and allocates
  * nothing; a key that is stored is a {@link #copy} (or a subclass made from one) and never changes
  * afterwards. Equal to any key, of any subclass, of the same name. Not thread-safe.
  *
- * <p>Ordered by rule, identity and period, as equality is: a {@code ConcurrentHashMap} keeps keys
+ * <p>Ordered by policy, identity and period, as equality is: a {@code ConcurrentHashMap} keeps keys
  * that share a hash in a tree it searches by that order, so identities chosen to collide ("Aa" and
  * "BB" hash alike) cost a lookup a few comparisons, not one per colliding key.
  */
 public class CounterKey implements Comparable<CounterKey> {
 
-  private String rule;
+  private String policy;
   private String identity;
   private long periodMillis;
   private int hash;
@@ -25,24 +25,24 @@ public class CounterKey implements Comparable<CounterKey> {
 
   /** A key naming what {@code name} names, for a subclass that is stored as its own key. */
   protected CounterKey(CounterKey name) {
-    this.rule = name.rule;
+    this.policy = name.policy;
     this.identity = name.identity;
     this.periodMillis = name.periodMillis;
     this.hash = name.hash;
   }
 
-  /** Names {@code (rule, identity, periodMillis)}; returns this key. */
+  /** Names {@code (policy, identity, periodMillis)}; returns this key. */
   @SuppressWarnings("ReferenceEquality") // the same strings: nothing to do
-  public final CounterKey set(String rule, String identity, long periodMillis) {
-    if (rule == this.rule && identity == this.identity && periodMillis == this.periodMillis) {
+  public final CounterKey set(String policy, String identity, long periodMillis) {
+    if (policy == this.policy && identity == this.identity && periodMillis == this.periodMillis) {
       // Named so already (the usual case of a reused key): no stores, no hashing.
       return this;
     }
-    this.rule = rule;
+    this.policy = policy;
     this.identity = identity;
     this.periodMillis = periodMillis;
     this.stored = this;
-    this.hash = (31 * rule.hashCode() + identity.hashCode()) * 31 + Long.hashCode(periodMillis);
+    this.hash = (31 * policy.hashCode() + identity.hashCode()) * 31 + Long.hashCode(periodMillis);
     return this;
   }
 
@@ -66,8 +66,8 @@ public class CounterKey implements Comparable<CounterKey> {
     return new CounterKey(this);
   }
 
-  public final String rule() {
-    return rule;
+  public final String policy() {
+    return policy;
   }
 
   public final String identity() {
@@ -85,7 +85,7 @@ public class CounterKey implements Comparable<CounterKey> {
 
   @Override
   public final int compareTo(CounterKey o) {
-    int c = rule.compareTo(o.rule);
+    int c = policy.compareTo(o.policy);
     if (c == 0) {
       c = identity.compareTo(o.identity);
     }
@@ -97,7 +97,7 @@ public class CounterKey implements Comparable<CounterKey> {
     return o instanceof CounterKey k
         && k.hash == hash
         && k.periodMillis == periodMillis
-        && k.rule.equals(rule)
+        && k.policy.equals(policy)
         && k.identity.equals(identity);
   }
 }

@@ -17,7 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * previous window of any current window is still there) and may forget it afterwards.
  *
  * <p>Implementations are thread-safe. A store that cannot answer throws (or completes the future
- * exceptionally); the limiter turns that into a failed-open or failed-closed decision.
+ * exceptionally); the limiter turns that into a failed-open or failed-closed decision. A failure
+ * after which any change of the call may still be applied carries a {@link StoreTimeoutException}
+ * in its cause chain; any other failure means no change was applied (the store refused before
+ * sending: a breaker open, a node down, not connected), and the limiter then gives back nothing.
  */
 public interface CounterStore extends AutoCloseable {
 

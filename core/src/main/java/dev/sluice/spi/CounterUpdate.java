@@ -4,13 +4,13 @@ import java.util.Objects;
 
 /**
  * One counter change in a batch: add {@code delta} to the count of window {@code window} of the
- * counter named by {@code (rule, identity, periodMillis)}.
+ * counter named by {@code (policy, identity, periodMillis)}.
  *
  * <p>{@code identity} is caller data and may hold anything (spaces, CR/LF, non-ASCII, 10 KB,
  * empty): a store must keep two different identities apart and must never send one raw to a wire
  * protocol.
  *
- * @param rule the rule or limiter id; short, chosen by the operator
+ * @param policy the policy: a rule's or a limiter's id; short, chosen by the operator
  * @param identity the client the counter belongs to (API key, user, IP…)
  * @param periodMillis the window length in milliseconds, &gt; 0
  * @param window the window index: {@code floor((nowMillis - offset) / periodMillis)}
@@ -24,7 +24,7 @@ import java.util.Objects;
  *     and reports the value it would have written); ignored for a window counter and a decrement
  */
 public record CounterUpdate(
-    String rule,
+    String policy,
     String identity,
     long periodMillis,
     long window,
@@ -34,30 +34,30 @@ public record CounterUpdate(
     long ceiling) {
 
   /** An update of a window counter. */
-  public CounterUpdate(String rule, String identity, long periodMillis, long window, long delta) {
-    this(rule, identity, periodMillis, window, delta, 0, false, Long.MAX_VALUE);
+  public CounterUpdate(String policy, String identity, long periodMillis, long window, long delta) {
+    this(policy, identity, periodMillis, window, delta, 0, false, Long.MAX_VALUE);
   }
 
   /** An update of a window counter (floor 0) or a running counter. */
   public CounterUpdate(
-      String rule, String identity, long periodMillis, long window, long delta, long floor) {
-    this(rule, identity, periodMillis, window, delta, floor, false, Long.MAX_VALUE);
+      String policy, String identity, long periodMillis, long window, long delta, long floor) {
+    this(policy, identity, periodMillis, window, delta, floor, false, Long.MAX_VALUE);
   }
 
   /** An update of a window counter or a running counter with no ceiling. */
   public CounterUpdate(
-      String rule,
+      String policy,
       String identity,
       long periodMillis,
       long window,
       long delta,
       long floor,
       boolean released) {
-    this(rule, identity, periodMillis, window, delta, floor, released, Long.MAX_VALUE);
+    this(policy, identity, periodMillis, window, delta, floor, released, Long.MAX_VALUE);
   }
 
   public CounterUpdate {
-    Objects.requireNonNull(rule, "rule");
+    Objects.requireNonNull(policy, "policy");
     Objects.requireNonNull(identity, "identity");
     if (periodMillis <= 0) {
       throw new IllegalArgumentException("periodMillis must be > 0");

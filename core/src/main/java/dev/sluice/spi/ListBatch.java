@@ -19,8 +19,8 @@ final class ListBatch implements CounterBatch {
   }
 
   @Override
-  public String rule(int i) {
-    return updates.get(i).rule();
+  public String policy(int i) {
+    return updates.get(i).policy();
   }
 
   @Override

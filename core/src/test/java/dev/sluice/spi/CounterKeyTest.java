@@ -9,11 +9,11 @@ import org.junit.jupiter.api.Test;
 
 class CounterKeyTest {
 
-  /** 1,024 keys of one rule and period whose identities share one hash. */
-  private static List<CounterKey> colliding(String rule, long period) {
+  /** 1,024 keys of one policy and period whose identities share one hash. */
+  private static List<CounterKey> colliding(String policy, long period) {
     List<CounterKey> out = new ArrayList<>();
     for (String identity : CollidingIdentities.of(10)) {
-      out.add(new CounterKey().set(rule, identity, period).copy());
+      out.add(new CounterKey().set(policy, identity, period).copy());
     }
     return out;
   }

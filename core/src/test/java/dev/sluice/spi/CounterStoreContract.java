@@ -103,7 +103,7 @@ public abstract class CounterStoreContract {
   void keysStayApart() {
     inc(new CounterUpdate("r", "a", SECOND, W, 7));
     assertEquals(Counts.of(1, 0), inc(new CounterUpdate("r", "b", SECOND, W, 1)), "identity");
-    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("q", "a", SECOND, W, 1)), "rule");
+    assertEquals(Counts.of(1, 0), inc(new CounterUpdate("q", "a", SECOND, W, 1)), "policy");
     assertEquals(Counts.of(1, 0), inc(new CounterUpdate("r", "a", 2 * SECOND, W, 1)), "period");
     assertEquals(Counts.of(8, 0), inc(new CounterUpdate("r", "a", SECOND, W, 1)), "same key");
   }

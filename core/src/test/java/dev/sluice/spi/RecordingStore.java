@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A store that records which counters each decision counted, as {@code rule:identity} (one entry
+ * A store that records which counters each decision counted, as {@code policy:identity} (one entry
  * per counter, whatever its tiers), for tests that assert which rules counted a request and under
  * which identity. Refunds are not recorded. Thread-safe.
  */
@@ -30,7 +30,7 @@ public final class RecordingStore implements CounterStore {
   public Counts increment(List<CounterUpdate> updates) {
     synchronized (counted) {
       for (CounterUpdate u : updates) {
-        counted.add(u.rule() + ":" + u.identity());
+        counted.add(u.policy() + ":" + u.identity());
       }
     }
     return store.increment(updates);

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ReferenceCounterStore implements CounterStore {
 
-  private record Key(String rule, String identity, long period, long window) {}
+  private record Key(String policy, String identity, long period, long window) {}
 
   private final Map<Key, Long> counts = new HashMap<>();
   private final AtomicInteger increments = new AtomicInteger();
@@ -96,7 +96,7 @@ public final class ReferenceCounterStore implements CounterStore {
     for (int i = 0; i < updates.size(); i++) {
       CounterUpdate u = updates.get(i);
       if (u.running()) {
-        Key k = new Key(u.rule(), u.identity(), u.periodMillis(), Long.MIN_VALUE);
+        Key k = new Key(u.policy(), u.identity(), u.periodMillis(), Long.MIN_VALUE);
         long from = Math.max(counts.getOrDefault(k, 0L), u.floor());
         long v = saturatedSum(from, u.delta());
         if (v <= u.ceiling()) {
@@ -105,11 +105,11 @@ public final class ReferenceCounterStore implements CounterStore {
         out[2 * i] = v;
         continue;
       }
-      Key k = new Key(u.rule(), u.identity(), u.periodMillis(), u.window());
+      Key k = new Key(u.policy(), u.identity(), u.periodMillis(), u.window());
       out[2 * i] = counts.merge(k, u.delta(), ReferenceCounterStore::saturatedSum);
       out[2 * i + 1] =
           counts.getOrDefault(
-              new Key(u.rule(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
+              new Key(u.policy(), u.identity(), u.periodMillis(), u.window() - 1), 0L);
     }
     return out;
   }
@@ -123,14 +123,17 @@ public final class ReferenceCounterStore implements CounterStore {
     for (CounterUpdate u : updates) {
       counts.computeIfPresent(
           new Key(
-              u.rule(), u.identity(), u.periodMillis(), u.running() ? Long.MIN_VALUE : u.window()),
+              u.policy(),
+              u.identity(),
+              u.periodMillis(),
+              u.running() ? Long.MIN_VALUE : u.window()),
           (k, v) -> Math.max(0, v - u.delta()));
     }
   }
 
   /** The count of one window, without changing it. */
-  public synchronized long count(String rule, String identity, long period, long window) {
-    return counts.getOrDefault(new Key(rule, identity, period, window), 0L);
+  public synchronized long count(String policy, String identity, long period, long window) {
+    return counts.getOrDefault(new Key(policy, identity, period, window), 0L);
   }
 
   /** How many increment calls (batches) the store has seen. */

@@ -114,6 +114,32 @@ class HostileInputTest {
     assertTrue(after - before < 200_000_000L, "heap grew " + (after - before) + " bytes");
   }
 
+  /** Long identities (a 16 KB header each) cost the in-memory store no more than short ones. */
+  @Test
+  void aFloodOfLongIdentitiesStaysUnderTheInMemoryCap() {
+    long cap = 20_000;
+    InMemoryCounterStore store = InMemoryCounterStore.builder().maximumCounters(cap).build();
+    RateLimiter limiter = RateLimiter.slidingWindow(store).tier(10, Duration.ofMinutes(1)).build();
+    var memory = ManagementFactory.getMemoryMXBean();
+    System.gc();
+    long before = memory.getHeapMemoryUsage().getUsed();
+    String padding = "x".repeat(16_000);
+    for (int i = 0; i < 100_000; i++) {
+      assertTrue(limiter.tryAcquire("flood-" + i + padding).allowed());
+    }
+    System.gc();
+    long after = memory.getHeapMemoryUsage().getUsed();
+    Report.line(
+        String.format(
+            Locale.ROOT,
+            "flood of 16 KB identities, in-memory store capped at %,d counters: 100,000"
+                + " identities; heap after GC %+.1f MB",
+            cap,
+            (after - before) / 1e6));
+    assertTrue(store.liveCounters() <= cap, "live counters " + store.liveCounters());
+    assertTrue(after - before < 200_000_000L, "heap grew " + (after - before) + " bytes");
+  }
+
   @Test
   void aFloodIntoASmallMemcachedMakesItEvictWhileSluiceKeepsAnswering() throws Exception {
     try (MemcachedServer small = MemcachedServer.start(2);

@@ -55,7 +55,7 @@ public class PartsBenchmark {
     }
 
     @Override
-    public String rule(int i) {
+    public String policy(int i) {
       return "default";
     }
 

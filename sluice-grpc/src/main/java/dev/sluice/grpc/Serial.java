@@ -29,7 +29,8 @@ final class Serial implements Executor {
       Runnable next = tasks.poll();
       try {
         next.run();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // Kept draining: a task that threw must not leave the tasks behind it queued for ever.
         LOG.error("a gRPC call's task failed", e);
       }
     } while (pending.decrementAndGet() != 0);

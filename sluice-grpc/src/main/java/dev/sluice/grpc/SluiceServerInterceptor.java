@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rate limiting for a gRPC server, by the same rules as the HTTP adapters: a call is a {@code POST}
@@ -40,9 +42,12 @@ import java.util.Optional;
  * RESOURCE_EXHAUSTED} (a rate or concurrency limit) or {@code UNAVAILABLE} (load shedding), the
  * problem as its description, the headers as trailers, and a {@code google.rpc.Status} carrying a
  * {@code google.rpc.RetryInfo} with the delay before a retry can pass. A call's concurrency slots
- * are given back when it closes, completes or is cancelled. Thread-safe.
+ * are given back when it closes, completes or is cancelled. A call whose handler throws is closed
+ * with {@code UNKNOWN}, as gRPC closes it without the interceptor. Thread-safe.
  */
 public final class SluiceServerInterceptor implements ServerInterceptor {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SluiceServerInterceptor.class);
 
   private final RequestLimiter limiter;
   private final Context.Key<?> user;
@@ -73,7 +78,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
     Object u = user == null ? null : user.get();
     Call<Q, R> c = new Call<>(call, headers, next, u == null ? null : u.toString());
-    Admission.decideAsync(limiter, c).whenComplete((a, e) -> c.serial.execute(() -> c.decided(a)));
+    Admission.decideAsync(limiter, c).whenComplete((a, e) -> c.inOrder(() -> c.decided(a)));
     return c;
   }
 
@@ -92,6 +97,9 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
     private volatile Slots slots = Slots.NONE;
     private ServerCall.Listener<Q> delegate;
     private boolean cancelled;
+
+    /** Whether {@link #failed} closed the call: the handler hears nothing more but its end. */
+    private boolean closed;
 
     Call(
         ServerCall<Q, R> call, Metadata requestHeaders, ServerCallHandler<Q, R> next, String user) {
@@ -171,21 +179,61 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       }
     }
 
+    /**
+     * Runs {@code event} in {@link #serial}, after the events before it. What the application
+     * throws there (its handler's start, or its listener) closes the call with {@code UNKNOWN}, as
+     * gRPC closes a call whose listener throws: gRPC does not see it when the event runs in the
+     * store's thread, and the client would otherwise wait for its deadline.
+     */
+    void inOrder(Runnable event) {
+      serial.execute(
+          () -> {
+            try {
+              event.run();
+            } catch (RuntimeException | Error e) {
+              failed(e);
+            }
+          });
+    }
+
+    private void failed(Throwable e) {
+      LOG.warn("a gRPC call failed in the application; closing it with UNKNOWN", e);
+      closed = true;
+      slots.release();
+      try {
+        call.close(
+            Status.UNKNOWN.withDescription("Application error processing RPC").withCause(e),
+            new Metadata());
+      } catch (RuntimeException closedAlready) {
+        LOG.debug("the call was closed already", closedAlready);
+      }
+    }
+
     // The listener: the call's events, in the order they came, once it has started.
 
     @Override
     public void onMessage(Q message) {
-      serial.execute(() -> delegate.onMessage(message));
+      inOrder(
+          () -> {
+            if (!closed) {
+              delegate.onMessage(message);
+            }
+          });
     }
 
     @Override
     public void onHalfClose() {
-      serial.execute(() -> delegate.onHalfClose());
+      inOrder(
+          () -> {
+            if (!closed) {
+              delegate.onHalfClose();
+            }
+          });
     }
 
     @Override
     public void onCancel() {
-      serial.execute(
+      inOrder(
           () -> {
             cancelled = true;
             slots.release();
@@ -197,7 +245,7 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
 
     @Override
     public void onComplete() {
-      serial.execute(
+      inOrder(
           () -> {
             slots.release();
             if (delegate != null) {
@@ -208,9 +256,9 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
 
     @Override
     public void onReady() {
-      serial.execute(
+      inOrder(
           () -> {
-            if (delegate != null) {
+            if (delegate != null && !closed) {
               delegate.onReady();
             }
           });

@@ -18,6 +18,7 @@ import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.testkit.NonBlocking;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
+import io.grpc.ClientInterceptors;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ManagedChannel;
@@ -127,6 +128,9 @@ class SluiceServerInterceptorTest {
                 ECHO,
                 ServerCalls.asyncUnaryCall(
                     (String in, StreamObserver<String> out) -> {
+                      if (in.equals("fail")) {
+                        throw new IllegalStateException("the handler failed");
+                      }
                       out.onNext("echo " + in);
                       out.onCompleted();
                     }))
@@ -156,10 +160,42 @@ class SluiceServerInterceptorTest {
 
   private String say(Metadata h) {
     return ClientCalls.blockingUnaryCall(
-        io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h)),
+        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h)),
         ECHO,
         CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS),
         "hi");
+  }
+
+  /**
+   * A handler that throws: the call is closed with UNKNOWN, as gRPC closes it without an
+   * interceptor, and its concurrency slot is given back. The handler runs in the serial executor
+   * that orders a call's events, where gRPC's own handling does not see what it throws.
+   */
+  @Test
+  void aHandlerThatThrowsClosesTheCallAndGivesItsSlotBack() throws Exception {
+    Rule one =
+        Rule.builder("one")
+            .path("/sluice.test.Echo/Say")
+            .key("header:x-api-key")
+            .concurrency(1, Duration.ofMinutes(1))
+            .build();
+    start(InMemoryCounterStore.create(), one);
+    Metadata h = new Metadata();
+    h.put(API_KEY, "k");
+    for (int i = 0; i < 3; i++) {
+      StatusRuntimeException failed =
+          assertThrows(
+              StatusRuntimeException.class,
+              () ->
+                  ClientCalls.blockingUnaryCall(
+                      ClientInterceptors.intercept(
+                          channel, MetadataUtils.newAttachHeadersInterceptor(h)),
+                      ECHO,
+                      CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                      "fail"));
+      assertEquals(Status.Code.UNKNOWN, failed.getStatus().getCode(), failed::toString);
+    }
+    assertEquals("echo hi", say("k"), "the failed calls' slots were given back");
   }
 
   private static final Rule PER_KEY =
@@ -249,8 +285,7 @@ class SluiceServerInterceptorTest {
     start(InMemoryCounterStore.create(), inFlight);
     Metadata h = new Metadata();
     h.put(API_KEY, "k");
-    var keyed =
-        io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h));
+    var keyed = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h));
 
     // Closed by the server: the slot comes back.
     Iterator<String> first =
@@ -417,8 +452,7 @@ class SluiceServerInterceptorTest {
     start(InMemoryCounterStore.create(), inFlight);
     Metadata h = new Metadata();
     h.put(API_KEY, "k");
-    var keyed =
-        io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h));
+    var keyed = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(h));
     for (int round = 0; round < 2; round++) {
       int n = 12;
       java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(n);

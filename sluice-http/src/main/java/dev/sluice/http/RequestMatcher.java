@@ -95,6 +95,9 @@ final class RequestMatcher {
       Map<String, String> bound,
       Outcome out) {
     ActiveRule current = null;
+    RuntimeException failure = null;
+    ActiveRule failedRule = null;
+    boolean added = false;
     try {
       PathPattern.Segments path = null;
       PathPattern.Segments resolved = null;
@@ -128,21 +131,48 @@ final class RequestMatcher {
           }
         }
         Policy policy = null;
-        String identity = a.identity(request, captures, c.clients(), apps);
-        if (identity != null) {
-          policy = a.policyFor(quotas.quota(request, a.rule));
-          engine.add(out, policy, identity);
-        }
-        if (other != null && !other.equals(captures)) {
-          // Both readings match, with other captures: counted under both, the stricter reading.
-          String second = a.identity(request, other, c.clients(), apps);
-          if (second != null && !second.equals(identity)) {
-            engine.add(
-                out, policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)), second);
+        String identity = null;
+        try {
+          identity = a.identity(request, captures, c.clients(), apps);
+          if (identity != null) {
+            policy = a.policyFor(quotas.quota(request, a.rule));
+            engine.add(out, policy, identity);
+            added = true;
+          }
+          if (other != null && !other.equals(captures)) {
+            // Both readings match, with other captures: counted under both, the stricter reading.
+            String second = a.identity(request, other, c.clients(), apps);
+            if (second != null && !second.equals(identity)) {
+              engine.add(
+                  out,
+                  policy != null ? policy : a.policyFor(quotas.quota(request, a.rule)),
+                  second);
+              added = true;
+            }
+          }
+        } catch (RuntimeException e) {
+          // Its key or quota resolver threw: this rule is decided by its failure setting, and the
+          // other rules still count (a client cannot leave the others out by making one throw).
+          if (failure == null) {
+            failure = e;
+            failedRule = a;
+          } else {
+            failure.addSuppressed(e);
+            if (failsClosed(a) && !failsClosed(failedRule)) {
+              failedRule = a;
+            }
           }
         }
       }
       current = null;
+      if (failure != null) {
+        if (!added || failsClosed(failedRule)) {
+          engine.add(out, failedRule.policy, "");
+          engine.failed(out, failure);
+          return FAILED;
+        }
+        engine.reportFailure(failure);
+      }
       SheddingPlan s = bound == null ? c.shed() : null;
       if (s == null) {
         return UNSHED;
@@ -160,6 +190,11 @@ final class RequestMatcher {
       engine.failed(out, e);
       return FAILED;
     }
+  }
+
+  /** Whether a failure to resolve {@code a}'s key or quota refuses the request. */
+  private static boolean failsClosed(ActiveRule a) {
+    return a.rule.failClosed() && !a.rule.shadow();
   }
 
   private static String upper(String method) {

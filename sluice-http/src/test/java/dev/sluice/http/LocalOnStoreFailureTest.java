@@ -259,6 +259,38 @@ class LocalOnStoreFailureTest {
         "the local slot's release takes nothing from the store's count");
   }
 
+  /**
+   * A request let through because the store refused before sending anything (a breaker open) holds
+   * no store slot: its release, after the store is back, would take back the slot of a request
+   * still in flight.
+   */
+  @Test
+  void aRequestTheStoreRefusedBeforeSendingGivesBackNoStoreSlot() {
+    FakeClock clock = new FakeClock();
+    ReferenceCounterStore store = new ReferenceCounterStore();
+    Rule one =
+        Rule.builder("r")
+            .path("/api/**")
+            .key("header:X-Api-Key")
+            .concurrency(1, PERIOD)
+            .onStoreFailure(OnStoreFailure.ALLOW)
+            .build();
+    RequestLimiter l = limiter(store, clock, one);
+    Outcome out = new Outcome();
+    assertTrue(l.decide(request("k"), out), "a request in flight, its slot in the store");
+    store.failWith(new IllegalStateException("breaker open"));
+    assertTrue(l.decide(request("k"), out), "let through, failing open");
+    Slots held = l.slots(out);
+    store.failWith(null);
+    held.release();
+    long window = clock.millis() / PERIOD.toMillis();
+    assertEquals(
+        1,
+        store.count("r", id("k"), PERIOD.toMillis(), window),
+        "the slot of the request in flight is still counted");
+    assertFalse(l.decide(request("k"), out), "and a second request is refused");
+  }
+
   @Test
   void theSlotOfARuleThatAllowsIsGivenBackWhenItsIncrementMayLandLate() {
     FakeClock clock = new FakeClock();

@@ -7,12 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.DecisionListener;
+import dev.sluice.OnStoreFailure;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.RecordingStore;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class RequestLimiterTest {
@@ -282,6 +285,62 @@ class RequestLimiterTest {
             IllegalArgumentException.class,
             () -> RequestLimiter.builder(store).rules(RuleSet.builder().rule(r).build()).build());
     assertTrue(e.getMessage().contains("no key resolver 'customer'"), e.getMessage());
+  }
+
+  /**
+   * A client that makes one rule's key resolver throw (a malformed token) leaves only that rule
+   * out: the other rules still count it. A rule with {@code reject} refuses it instead.
+   */
+  @Test
+  void aResolverThatThrowsLeavesOnlyItsOwnRuleOut() {
+    Rule customer =
+        Rule.builder("customer").key("app:customer").tier(100, Duration.ofMinutes(1)).build();
+    Rule backstop = Rule.builder("backstop").key("ip").tier(2, Duration.ofMinutes(1)).build();
+    AtomicInteger errors = new AtomicInteger();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(RuleSet.builder().rule(customer).rule(backstop).build())
+            .clock(clock)
+            .listener(
+                new DecisionListener() {
+                  @Override
+                  public void onDecision(List<String> rules, Decision decision, long storeNanos) {}
+
+                  @Override
+                  public void onError(Throwable error) {
+                    errors.incrementAndGet();
+                  }
+                })
+            .keyResolver(
+                "customer",
+                req -> {
+                  throw new IllegalArgumentException("not a token");
+                })
+            .build();
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
+    Decision third = l.decide(TestRequest.get("/")).orElseThrow();
+    assertFalse(third.allowed(), "the backstop counts every request");
+    assertEquals("backstop", third.policy());
+    assertEquals(3, errors.get(), "each failure told");
+
+    Rule strict =
+        Rule.builder("customer")
+            .key("app:customer")
+            .tier(100, Duration.ofMinutes(1))
+            .onStoreFailure(OnStoreFailure.REJECT)
+            .build();
+    RequestLimiter closed =
+        RequestLimiter.builder(new ReferenceCounterStore())
+            .rules(RuleSet.builder().rule(strict).rule(backstop).build())
+            .clock(clock)
+            .keyResolver(
+                "customer",
+                req -> {
+                  throw new IllegalArgumentException("not a token");
+                })
+            .build();
+    assertFalse(closed.decide(TestRequest.get("/")).orElseThrow().allowed(), "reject refuses");
   }
 
   @Test

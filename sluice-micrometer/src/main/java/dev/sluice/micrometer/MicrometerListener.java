@@ -77,7 +77,7 @@ public final class MicrometerListener implements DecisionListener {
         () ->
             Counter.builder("sluice.errors")
                 .description(
-                    "Decisions that failed with an exception and were decided as on a store failure")
+                    "Exceptions inside decisions: a key or quota resolver that threw, a bug")
                 .tag("exception", type));
   }
 

@@ -152,7 +152,7 @@ final class TwoLayerStore implements TwoLayer {
     for (int i : direct) {
       updates.add(
           new CounterUpdate(
-              batch.rule(i),
+              batch.policy(i),
               batch.identity(i),
               batch.periodMillis(i),
               batch.window(i),
@@ -191,8 +191,8 @@ final class TwoLayerStore implements TwoLayer {
       }
       if (own + batch.delta(i) > batch.localAllowance(i)) {
         throw new IllegalStateException(
-            "counter store down and this instance's own count of rule '"
-                + batch.rule(i)
+            "counter store down and this instance's own count of policy '"
+                + batch.policy(i)
                 + "' is past its share ("
                 + batch.localAllowance(i)
                 + ")");
@@ -258,7 +258,7 @@ final class TwoLayerStore implements TwoLayer {
     List<CounterUpdate> rest = new ArrayList<>(0);
     for (CounterUpdate u : updates) {
       TwoLayerCounter c =
-          counters.get(new CounterKey().set(u.rule(), u.identity(), u.periodMillis()));
+          counters.get(new CounterKey().set(u.policy(), u.identity(), u.periodMillis()));
       boolean done = false;
       if (c != null) {
         synchronized (c) {
@@ -274,7 +274,7 @@ final class TwoLayerStore implements TwoLayer {
             if (local < u.delta()) {
               rest.add(
                   new CounterUpdate(
-                      u.rule(), u.identity(), u.periodMillis(), u.window(), u.delta() - local));
+                      u.policy(), u.identity(), u.periodMillis(), u.window(), u.delta() - local));
             }
             done = true;
           }

@@ -207,19 +207,19 @@ final class TwoLayerSync {
         if (c.oldUnsynced > 0) {
           updates.add(
               new CounterUpdate(
-                  k.rule(), k.identity(), k.periodMillis(), c.window - 1, c.oldUnsynced));
+                  k.policy(), k.identity(), k.periodMillis(), c.window - 1, c.oldUnsynced));
           pushes.add(new Push(c, c.window - 1, c.oldUnsynced));
           c.oldUnsynced = 0;
         }
         if (c.unsynced > 0) {
           updates.add(
-              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, c.unsynced));
+              new CounterUpdate(k.policy(), k.identity(), k.periodMillis(), c.window, c.unsynced));
           pushes.add(new Push(c, c.window, c.unsynced));
           c.inflight = c.unsynced;
           c.unsynced = 0;
         } else if (c.unsynced < 0) {
           takeBack.add(
-              new CounterUpdate(k.rule(), k.identity(), k.periodMillis(), c.window, -c.unsynced));
+              new CounterUpdate(k.policy(), k.identity(), k.periodMillis(), c.window, -c.unsynced));
           c.shared = Math.max(0, c.shared + c.unsynced);
           c.unsynced = 0;
         }

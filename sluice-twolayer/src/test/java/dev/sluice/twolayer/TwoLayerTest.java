@@ -269,7 +269,7 @@ class TwoLayerTest {
     }
 
     @Override
-    public String rule(int i) {
+    public String policy(int i) {
       return "cap";
     }
 

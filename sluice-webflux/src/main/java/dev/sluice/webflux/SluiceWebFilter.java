@@ -5,6 +5,7 @@ import dev.sluice.http.Admission;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.HttpHeaders;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
@@ -25,6 +26,7 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
+import reactor.netty.http.server.HttpServerRequest;
 
 /**
  * Rate limiting for a Spring WebFlux application, with the same rules, keys, headers, 429/503
@@ -36,8 +38,9 @@ import reactor.netty.Connection;
  *
  * <p>The path the rules match is the request's raw path within the application (below {@code
  * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client
- * address is the connection's peer; {@code Forwarded} and {@code X-Forwarded-For} count only from
- * the rules' trusted proxies. Thread-safe.
+ * address is the connection's peer (on Reactor Netty, even when the server itself reads forwarded
+ * headers; a PROXY protocol header's client when the request carries none); {@code Forwarded} and
+ * {@code X-Forwarded-For} count only from the rules' trusted proxies. Thread-safe.
  */
 public final class SluiceWebFilter implements WebFilter, Ordered {
 
@@ -127,16 +130,44 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
   /** Reactor Netty's types, loaded only when it is on the class path. */
   private static final class ReactorNetty {
-    static CompletionStage<Admission> onTheLoop(
-        CompletionStage<Admission> decided, ServerHttpRequest request) {
+
+    /** The request's Reactor Netty connection, or null on another server or a mock. */
+    private static Connection connection(ServerHttpRequest request) {
       Object nativeRequest;
       try {
         nativeRequest = ServerHttpRequestDecorator.getNativeRequest(request);
       } catch (IllegalArgumentException | IllegalStateException notAServersRequest) {
-        return decided; // the application's own request type, or a test's mock: no server's inside
+        return null; // the application's own request type, or a test's mock: no server's inside
       }
-      if (!(nativeRequest instanceof Connection connection)) {
-        return decided; // another server
+      return nativeRequest instanceof Connection connection ? connection : null;
+    }
+
+    /**
+     * The client's address on Reactor Netty: {@code remote}, the request's remote address (the
+     * peer's, or a PROXY protocol header's client), unless the request came with {@code Forwarded}
+     * or {@code X-Forwarded-For}. Then the connection's peer (null when it is no IP address): with
+     * {@code forwarded(true)} (Spring Boot's {@code server.forward-headers-strategy=native}, the
+     * default on cloud platforms) Reactor Netty took the remote address from those headers, whoever
+     * sent them, as Spring's {@code ForwardedHeaderTransformer} does (and then removes them from
+     * the request it passes on, not from Reactor Netty's). {@code remote} on another server.
+     */
+    static InetSocketAddress peer(ServerHttpRequest request, InetSocketAddress remote) {
+      Connection connection = connection(request);
+      if (!(connection instanceof HttpServerRequest http)) {
+        return remote;
+      }
+      HttpHeaders sent = http.requestHeaders();
+      if (!sent.contains("Forwarded") && !sent.contains("X-Forwarded-For")) {
+        return remote;
+      }
+      return connection.channel().remoteAddress() instanceof InetSocketAddress a ? a : null;
+    }
+
+    static CompletionStage<Admission> onTheLoop(
+        CompletionStage<Admission> decided, ServerHttpRequest request) {
+      Connection connection = connection(request);
+      if (connection == null) {
+        return decided; // another server, the application's own request type, or a mock
       }
       EventLoop loop = connection.channel().eventLoop();
       return decided.thenApplyAsync(
@@ -187,7 +218,8 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
     @Override
     public Optional<String> remoteAddress() {
-      InetSocketAddress peer = request.getRemoteAddress();
+      InetSocketAddress remote = request.getRemoteAddress();
+      InetSocketAddress peer = REACTOR_NETTY ? ReactorNetty.peer(request, remote) : remote;
       if (peer == null) {
         return Optional.empty();
       }

@@ -396,6 +396,21 @@ class SluiceWebFilterTest {
 
   @Test
   void aForwardedForFromAnUntrustedPeerIsIgnored() throws Exception {
+    forwardedFromAnUntrustedPeer(false);
+  }
+
+  /**
+   * With Reactor Netty reading forwarded headers itself ({@code forwarded(true)}, Spring Boot's
+   * {@code native} strategy), the request's remote address is what the client forwarded: the peer
+   * is still the connection's.
+   */
+  @Test
+  void aForwardedForFromAnUntrustedPeerIsIgnoredWhenTheServerReadsForwardedHeaders()
+      throws Exception {
+    forwardedFromAnUntrustedPeer(true);
+  }
+
+  private static void forwardedFromAnUntrustedPeer(boolean serverReadsThem) throws Exception {
     Rule perClient =
         Rule.builder("per-client")
             .path("/api/**")
@@ -411,7 +426,10 @@ class SluiceWebFilterTest {
             .build();
     try (WebFluxServer app =
         new WebFluxServer(
-            RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build(), hello())) {
+            RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build(),
+            hello(),
+            null,
+            server -> server.forwarded(serverReadsThem))) {
       int passed = 0;
       for (int i = 0; i < 10; i++) {
         passed +=

@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -38,15 +39,25 @@ final class WebFluxServer implements AutoCloseable {
 
   /** With {@code first}, if not null, before the Sluice filter. */
   WebFluxServer(RequestLimiter limiter, RouterFunction<ServerResponse> routes, WebFilter first) {
+    this(limiter, routes, first, UnaryOperator.identity());
+  }
+
+  /**
+   * With {@code first}, if not null, before the Sluice filter, on the server {@code server} sets.
+   */
+  WebFluxServer(
+      RequestLimiter limiter,
+      RouterFunction<ServerResponse> routes,
+      WebFilter first,
+      UnaryOperator<HttpServer> server) {
     HandlerStrategies.Builder filters = HandlerStrategies.builder();
     if (first != null) {
       filters.webFilter(first);
     }
     HandlerStrategies strategies = filters.webFilter(new SluiceWebFilter(limiter, 0)).build();
-    server =
-        HttpServer.create()
-            .host("127.0.0.1")
-            .port(0)
+    this.server =
+        server
+            .apply(HttpServer.create().host("127.0.0.1").port(0))
             .handle(
                 new ReactorHttpHandlerAdapter(RouterFunctions.toHttpHandler(routes, strategies)))
             .bindNow();

@@ -14,7 +14,7 @@ import java.util.Objects;
  * Counters in this JVM: exact under contention, bounded in number, and reclaimed once their windows
  * are too old to matter. For one instance; a fleet shares a networked store.
  *
- * <p>Each counter (rule, identity, period) keeps its current and previous window. At most {@code
+ * <p>Each counter (policy, identity, period) keeps its current and previous window. At most {@code
  * maximumCounters} counters live at once: a flood of distinct identities evicts the least counted
  * of a few (see {@link CounterTable}), which at worst forgets a client's count, never grows the
  * heap. A counter of concurrency slots with a request in flight is never evicted; the bound is
@@ -99,7 +99,7 @@ public final class InMemoryCounterStore implements CounterStore {
   public void decrement(List<CounterUpdate> updates) {
     CounterKey probe = new CounterKey();
     for (CounterUpdate u : updates) {
-      Counter c = counters.get(probe.set(u.rule(), u.identity(), u.periodMillis()));
+      Counter c = counters.get(probe.set(u.policy(), u.identity(), u.periodMillis()));
       if (c == null) {
         continue;
       }
@@ -144,7 +144,7 @@ public final class InMemoryCounterStore implements CounterStore {
 
     private Builder() {}
 
-    /** The most counters alive at once (one per rule, identity and period), up to 2^30. */
+    /** The most counters alive at once (one per policy, identity and period), up to 2^30. */
     public Builder maximumCounters(long maximumCounters) {
       if (maximumCounters <= 0 || maximumCounters > MAXIMUM_COUNTERS_LIMIT) {
         throw new IllegalArgumentException(

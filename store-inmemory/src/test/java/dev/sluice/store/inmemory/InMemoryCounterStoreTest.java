@@ -103,8 +103,8 @@ class InMemoryCounterStoreTest extends CounterStoreContract implements SharedVal
     }
 
     @Override
-    public String rule(int i) {
-      return key.rule();
+    public String policy(int i) {
+      return key.policy();
     }
 
     @Override

@@ -171,7 +171,7 @@ class SlotsInUseTest {
     }
 
     @Override
-    public String rule(int i) {
+    public String policy(int i) {
       return "r";
     }
 

@@ -2,6 +2,7 @@ package dev.sluice.store.memcached;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.StoreTimeoutException;
 import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -112,12 +113,17 @@ final class Batch {
       }
       queueReads(unknown, gets);
     } catch (RuntimeException e) {
-      // Not sent (a full queue, a client shutting down): every permit taken is answered.
+      // Not sent (a full queue, a client shutting down): every permit taken is answered. An
+      // operation queued before the failure may still be written: then it is unconfirmed.
+      boolean queued = anyQueued();
       Replies.cancel(incrs);
       Replies.cancel(moves);
       gets.values().forEach(f -> f.cancel(false));
       NodeHealth.distinct(nodes).forEach(counting.health::failed);
-      throw new StoreUnavailableException("memcached operations could not be sent: " + e);
+      String message = "memcached operations could not be sent: " + e;
+      throw queued
+          ? StoreUnavailableException.unconfirmed(message)
+          : new StoreUnavailableException(message);
     }
   }
 
@@ -141,6 +147,15 @@ final class Batch {
     return all;
   }
 
+  private boolean anyQueued() {
+    for (int i = 0; i < incrs.length; i++) {
+      if (incrs[i] != null || moves[i] != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   long[] await(long deadline) {
     int n = incrs.length;
     long[] out = new long[2 * n];
@@ -152,7 +167,10 @@ final class Batch {
       try {
         out[2 * i] = count(i, deadline);
       } catch (StoreUnavailableException e) {
-        failure = e;
+        if (failure == null || !StoreTimeoutException.in(failure)) {
+          // An unconfirmed failure wins: the batch's other increments may have been applied.
+          failure = e;
+        }
         if (failedNodes.isEmpty()) {
           failedNodes = new ArrayList<>(2);
         }
@@ -205,7 +223,8 @@ final class Batch {
       v = Long.MAX_VALUE;
     }
     if (v < 0) {
-      throw new StoreUnavailableException("incr of " + current[i] + " failed");
+      // The batch's other increments were sent, and may have been applied.
+      throw StoreUnavailableException.unconfirmed("incr of " + current[i] + " failed");
     }
     return v;
   }

@@ -7,16 +7,16 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Memcached keys {@code {prefix}:{rule}:{identity}:{period}:w1.{window}}, and {@code
- * {prefix}:{rule}:{identity}:{period}:tat1} for a running counter (one value whatever the window).
- * {@code w1} and {@code tat1} name the encoding of the value ({@link #WINDOW_FORMAT}, {@link
- * #RUNNING_FORMAT}): a release that changes how a value is encoded bumps its version, so during a
- * rolling deploy instances of two releases count in separate keys and never read the other's values
- * as their own (each budget starts from zero once, at the deploy). A rule or identity is written as
- * it is only when every character is in a small safe set (no ':', no spaces, no control characters,
- * ASCII only) and the key stays within 250 bytes; otherwise it is replaced by {@code #} and the
- * URL-safe Base64 of its SHA-256, so two different values share a key only if SHA-256 collides. A
- * raw value never starts with '#', so raw and digested values never meet.
+ * Memcached keys {@code {prefix}:{policy}:{identity}:{period}:w1.{window}}, and {@code
+ * {prefix}:{policy}:{identity}:{period}:tat1} for a running counter (one value whatever the
+ * window). {@code w1} and {@code tat1} name the encoding of the value ({@link #WINDOW_FORMAT},
+ * {@link #RUNNING_FORMAT}): a release that changes how a value is encoded bumps its version, so
+ * during a rolling deploy instances of two releases count in separate keys and never read the
+ * other's values as their own (each budget starts from zero once, at the deploy). A policy or
+ * identity is written as it is only when every character is in a small safe set (no ':', no spaces,
+ * no control characters, ASCII only) and the key stays within 250 bytes; otherwise it is replaced
+ * by {@code #} and the URL-safe Base64 of its SHA-256, so two different values share a key only if
+ * SHA-256 collides. A raw value never starts with '#', so raw and digested values never meet.
  */
 final class Keys {
 
@@ -46,13 +46,22 @@ final class Keys {
     return u.running() ? counter(u) + RUNNING_FORMAT : name(u) + u.window();
   }
 
-  /** A window counter's key without its window: {@code {prefix}:{rule}:{identity}:{period}:w1.}. */
+  /**
+   * A window counter's key without its window: {@code {prefix}:{policy}:{identity}:{period}:w1.}.
+   */
   String name(CounterUpdate u) {
     return counter(u) + WINDOW_FORMAT + '.';
   }
 
   private String counter(CounterUpdate u) {
-    return prefix + ':' + part(u.rule()) + ':' + part(u.identity()) + ':' + u.periodMillis() + ':';
+    return prefix
+        + ':'
+        + part(u.policy())
+        + ':'
+        + part(u.identity())
+        + ':'
+        + u.periodMillis()
+        + ':';
   }
 
   /** The value itself when safe and short; else its digest. Either way at most 64 characters. */

@@ -26,7 +26,7 @@ import net.spy.memcached.MemcachedClient;
  * current window, one entry per counter that the next window's read replaces (bounded, {@value
  * #PREVIOUS_CACHE_SIZE} counters): most decisions then send only their increments. An instance
  * whose clock lags can still add to a window after this one read it; that error is bounded by the
- * clock skew. Keys are {@code {prefix}:{rule}:{identity}:{period}:w1.{window}} ({@code w1} the
+ * clock skew. Keys are {@code {prefix}:{policy}:{identity}:{period}:w1.{window}} ({@code w1} the
  * value's format) with unsafe or long parts replaced by a digest (no raw caller data reaches the
  * wire); windows live two periods plus slack, and a TTL over 30 days is sent as an absolute Unix
  * time, as memcached requires.

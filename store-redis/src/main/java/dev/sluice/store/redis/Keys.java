@@ -7,13 +7,13 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Redis keys: {@code {prefix}:{identity}:{rule}:{period}:{window}} for a window, {@code
- * {prefix}:{identity}:{rule}:{period}:tat} for a running counter (one value whatever the window),
+ * Redis keys: {@code {prefix}:{identity}:{policy}:{period}:{window}} for a window, {@code
+ * {prefix}:{identity}:{policy}:{period}:tat} for a running counter (one value whatever the window),
  * and {@code {prefix}:value:{name}} for a shared value. The identity is the key's hash tag (in
  * braces), so on a Redis Cluster every counter of one client, its previous windows and all its
  * rules, lives in one hash slot and one script counts them; different clients spread over the
- * slots. A rule, identity or name is written as it is only when every character is in a small safe
- * set (no ':', no braces, no spaces, no control characters, ASCII only) and it is at most 64
+ * slots. A policy, identity or name is written as it is only when every character is in a small
+ * safe set (no ':', no braces, no spaces, no control characters, ASCII only) and it is at most 64
  * characters; otherwise it is replaced by {@code #} and the URL-safe Base64 of its SHA-256, so two
  * different values share a key only if SHA-256 collides, and no caller data can move a hash tag.
  */
@@ -40,25 +40,25 @@ final class Keys {
   }
 
   /**
-   * The key without its window: {@code {prefix}:{identity}:{rule}:{period}:}, from the recent ones
-   * when it is there: a counter comes back decision after decision, and its name (the safety scan
-   * of its parts, an identity's SHA-256 and Base64, the concatenation) is then one lookup.
+   * The key without its window: {@code {prefix}:{identity}:{policy}:{period}:}, from the recent
+   * ones when it is there: a counter comes back decision after decision, and its name (the safety
+   * scan of its parts, an identity's SHA-256 and Base64, the concatenation) is then one lookup.
    */
   String name(CounterUpdate u) {
-    return name(u.rule(), u.identity(), u.periodMillis());
+    return name(u.policy(), u.identity(), u.periodMillis());
   }
 
-  /** {@link #name(CounterUpdate)} of the counter {@code (rule, identity, period)}. */
-  String name(String rule, String identity, long period) {
-    int hash = (rule.hashCode() * 31 + identity.hashCode()) * 31 + Long.hashCode(period);
+  /** {@link #name(CounterUpdate)} of the counter {@code (policy, identity, period)}. */
+  String name(String policy, String identity, long period) {
+    int hash = (policy.hashCode() * 31 + identity.hashCode()) * 31 + Long.hashCode(period);
     int slot = (hash * 0x9E3779B9) >>> (32 - NAME_SLOTS_LOG2);
     Name n = names[slot];
-    if (n != null && n.period == period && n.identity.equals(identity) && n.rule.equals(rule)) {
+    if (n != null && n.period == period && n.identity.equals(identity) && n.policy.equals(policy)) {
       return n.name;
     }
-    String name = prefix + ":{" + part(identity) + "}:" + part(rule) + ':' + period + ':';
-    if (identity.length() + rule.length() <= MAX_CACHED) {
-      names[slot] = new Name(rule, identity, period, name);
+    String name = prefix + ":{" + part(identity) + "}:" + part(policy) + ':' + period + ':';
+    if (identity.length() + policy.length() <= MAX_CACHED) {
+      names[slot] = new Name(policy, identity, period, name);
     }
     return name;
   }
@@ -66,7 +66,7 @@ final class Keys {
   private static final int NAME_SLOTS_LOG2 = 14;
 
   /**
-   * The longest rule and identity, together, whose name is kept: at worst 16,384 entries of 256
+   * The longest policy and identity, together, whose name is kept: at worst 16,384 entries of 256
    * characters and a name of at most 200, about 10 MB (twice that for identities outside Latin-1).
    */
   private static final int MAX_CACHED = 256;
@@ -74,8 +74,8 @@ final class Keys {
   /** Recent names; a slot is read without a lock and sees a whole entry or an older one. */
   private final Name[] names = new Name[1 << NAME_SLOTS_LOG2];
 
-  /** A counter's rule, identity and period, and its name; immutable. */
-  private record Name(String rule, String identity, long period, String name) {}
+  /** A counter's policy, identity and period, and its name; immutable. */
+  private record Name(String policy, String identity, long period, String name) {}
 
   /**
    * {@code name + window}: the key of a counter's window (its name from {@link #name}), or, with
@@ -110,9 +110,13 @@ final class Keys {
     return prefix + ":value:{" + part(name) + '}';
   }
 
-  /** The value itself when safe and short; else its digest. Either way at most 64 characters. */
+  /**
+   * The value itself when safe, short and not empty; else its digest. Either way at most 64
+   * characters, and never empty: an empty hash tag ({@code {}}) would make Redis Cluster hash the
+   * whole key, and a counter's two windows would fall in different slots.
+   */
   static String part(String value) {
-    return value.length() <= MAX_RAW && safe(value) ? value : digest(value);
+    return !value.isEmpty() && value.length() <= MAX_RAW && safe(value) ? value : digest(value);
   }
 
   static boolean safe(String s) {

@@ -78,7 +78,7 @@ final class ScriptCall {
     int n = b.size();
     String[] current = new String[n];
     for (int i = 0; i < n; i++) {
-      String name = store.keys.name(b.rule(i), b.identity(i), b.periodMillis(i));
+      String name = store.keys.name(b.policy(i), b.identity(i), b.periodMillis(i));
       names[i] = name;
       long window = b.window(i);
       if (b.floor(i) > 0) {
@@ -164,7 +164,11 @@ final class ScriptCall {
       }
       failed();
       unsent = futures[0] == null;
-      throw new StoreUnavailableException("redis scripts could not be sent: " + e);
+      String message = "redis scripts could not be sent: " + e;
+      // A script sent before the failure may still run: its slots are given back as a timeout's.
+      throw unsent
+          ? new StoreUnavailableException(message)
+          : StoreUnavailableException.unconfirmed(message);
     }
   }
 
@@ -229,7 +233,8 @@ final class ScriptCall {
     recorded = true;
     if (failure != null) {
       unsent = allUnsent;
-      throw failure;
+      // Refused unsent (not connected): nothing was applied, and no slot is to be given back.
+      throw allUnsent ? new StoreUnavailableException(failure.getMessage()) : failure;
     }
     store.previous.makeRoom(batch.size());
     for (int gi = 0; gi < scripts; gi++) {

@@ -1,6 +1,7 @@
 package dev.sluice.store.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.sluice.spi.CounterUpdate;
 import java.util.List;
@@ -19,10 +20,19 @@ class KeysTest {
         + ":{"
         + Keys.part(u.identity())
         + "}:"
-        + Keys.part(u.rule())
+        + Keys.part(u.policy())
         + ':'
         + u.periodMillis()
         + ':';
+  }
+
+  /**
+   * An empty identity is a digest: Redis Cluster hashes the whole key of an empty tag {@code {}}.
+   */
+  @Test
+  void anEmptyPartIsADigest() {
+    assertEquals(Keys.digest(""), Keys.part(""));
+    assertFalse(new Keys("app").name("r", "", 1_000).contains("{}"));
   }
 
   /**

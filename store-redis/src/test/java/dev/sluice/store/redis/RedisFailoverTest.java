@@ -173,6 +173,12 @@ class RedisFailoverTest {
       long before = scripts(cluster);
       store.increment(decision);
       assertEquals(10, scripts(cluster) - before, "one script per client's slot, ten in all");
+
+      // An empty identity (a throttle's shared pace) counts like any other: an empty hash tag
+      // would hash each window's whole key, and its two windows would be in different slots.
+      CounterUpdate empty = new CounterUpdate("throttle:x", "", 1_000, W + 1, 1);
+      assertEquals(1, store.increment(List.of(empty)).current(0));
+      assertEquals(2, store.increment(List.of(empty)).current(0));
     }
   }
 
