@@ -10,11 +10,14 @@ import dev.sluice.StoreStatus;
 import dev.sluice.Tier;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -43,30 +46,6 @@ public final class Engine {
 
   /** The largest deny cache a policy may have. */
   public static final int MAX_DENY_CACHE_SIZE = DenyCache.MAX_CAPACITY;
-
-  /**
-   * Two-layer counting, when its module is on the class or module path: core's own loader first,
-   * then the loader of the thread that first builds a limiter (a web application's, when core sits
-   * in a container's shared libraries).
-   */
-  static final Optional<TwoLayer.Provider> TWO_LAYER = twoLayerProvider();
-
-  private static Optional<TwoLayer.Provider> twoLayerProvider() {
-    ClassLoader core = TwoLayer.class.getClassLoader();
-    ClassLoader context = Thread.currentThread().getContextClassLoader();
-    try {
-      Optional<TwoLayer.Provider> p = ServiceLoader.load(TwoLayer.Provider.class, core).findFirst();
-      if (p.isEmpty() && context != null && context != core) {
-        p = ServiceLoader.load(TwoLayer.Provider.class, context).findFirst();
-      }
-      return p;
-    } catch (java.util.ServiceConfigurationError e) {
-      // A broken services entry (a provider class left out of a merged jar) costs two-layer
-      // counting, which a synced limit then names at build, and nothing else.
-      LOG.error("two-layer counting could not be loaded", e);
-      return Optional.empty();
-    }
-  }
 
   /**
    * An engine on {@code store}: the clock is read as it is when {@code clockGiven}, else corrected
@@ -140,7 +119,7 @@ public final class Engine {
    * the fleet, counted in the store like a concurrency rule ({@code slotTtl}), refused with a 503,
    * never deny-cached, failing open.
    */
-  public Policy shedder(String id, long capacity, java.time.Duration slotTtl) {
+  public Policy shedder(String id, long capacity, Duration slotTtl) {
     return policy(
             id, Algorithm.CONCURRENCY, List.of(new Tier(capacity, slotTtl)), false, false, false)
         .asShedding();
@@ -223,13 +202,12 @@ public final class Engine {
    *
    * @return whether the request may proceed
    */
-  public java.util.concurrent.CompletableFuture<Boolean> decideAsync(
-      Outcome outcome, long permits) {
+  public CompletableFuture<Boolean> decideAsync(Outcome outcome, long permits) {
     Answer out = Api.answer(outcome);
     Call call = out.call;
     if (call.entries() == 0) {
       Verdicts.none(out);
-      return java.util.concurrent.CompletableFuture.completedFuture(Boolean.TRUE);
+      return CompletableFuture.completedFuture(Boolean.TRUE);
     }
     long t0 = listener == DecisionListener.NONE ? 0 : System.nanoTime();
     return evaluator
@@ -301,7 +279,7 @@ public final class Engine {
   }
 
   /** Slots handed out and not released yet: what {@link #close} gives back. */
-  private final java.util.Set<Slots> outstanding = ConcurrentHashMap.newKeySet();
+  private final Set<Slots> outstanding = ConcurrentHashMap.newKeySet();
 
   /** {@code slots}, known to {@link #close} until released. */
   private Slots tracked(Slots slots) {
@@ -346,7 +324,7 @@ public final class Engine {
       Counter c = call.counter(i);
       if (c.limit.heldUntilReleased() && !c.entry.shadowFailed) {
         if (held == null) {
-          held = new java.util.ArrayList<>(2);
+          held = new ArrayList<>(2);
         }
         held.add(
             new CounterUpdate(

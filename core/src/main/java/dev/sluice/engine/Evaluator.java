@@ -8,6 +8,9 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +46,7 @@ final class Evaluator {
       CounterStore store, InstantSource clock, Optional<ScheduledExecutorService> syncScheduler) {
     this.store = store;
     this.clock = clock;
-    this.twoLayer = Engine.TWO_LAYER.map(p -> p.over(store, clock, syncScheduler)).orElse(null);
+    this.twoLayer = TwoLayerModule.over(store, clock, syncScheduler);
     this.fallback = new LocalFallback(store, clock);
   }
 
@@ -96,22 +99,22 @@ final class Evaluator {
    * failure settings decide from them. The returned future completes, never exceptionally, once
    * {@code out} holds the answer; {@code out} is not touched by anyone else until then.
    */
-  java.util.concurrent.CompletableFuture<Void> decideAsync(Answer out, long permits) {
+  CompletableFuture<Void> decideAsync(Answer out, long permits) {
     if (permits <= 0) {
       throw new IllegalArgumentException("permits must be > 0");
     }
     Call call = out.call;
     long now = clock.millis();
     if (answeredWithoutCounting(call, permits, now, out)) {
-      return java.util.concurrent.CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(null);
     }
     call.sent = true;
     TwoLayerBatch batch = fallback.lastCounts().withPushes(call);
-    java.util.concurrent.CompletableFuture<Void> counted;
+    CompletableFuture<Void> counted;
     try {
       counted = call.synced ? twoLayer.incrementAsync(batch) : store.incrementAsync(batch);
     } catch (RuntimeException e) {
-      counted = java.util.concurrent.CompletableFuture.failedFuture(e);
+      counted = CompletableFuture.failedFuture(e);
     }
     if (counted.isDone() && !counted.isCompletedExceptionally()) {
       // Answered at once (in memory): decided in the calling thread, with nothing allocated.
@@ -149,9 +152,7 @@ final class Evaluator {
       p.failed();
     }
     if (!decideLocally(out, permits, now, e)) {
-      // Only a change the store may still apply was sent: a store that refused before sending (a
-      // breaker open, a node down) wrote nothing, and a slot released or refunded later would
-      // take back another request's.
+      // Sent only if it may still apply: a store that refused before sending wrote nothing.
       out.call.sent = StoreTimeoutException.in(e);
       storeFailed(out.call, out, e);
     }
@@ -159,8 +160,7 @@ final class Evaluator {
 
   private static RuntimeException unwrap(Throwable e) {
     Throwable t = e;
-    while ((t instanceof java.util.concurrent.CompletionException
-            || t instanceof java.util.concurrent.ExecutionException)
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
         && t.getCause() != null) {
       t = t.getCause();
     }
@@ -318,7 +318,7 @@ final class Evaluator {
       return;
     }
     try {
-      java.util.concurrent.CompletableFuture<Void> unused =
+      CompletableFuture<Void> unused =
           counted
               .decrementAsync(batch)
               .whenComplete(

@@ -271,7 +271,7 @@ public final class Policy {
    */
   public Policy withSync(java.util.Optional<Sync> sync) {
     algorithm.checkSync(sync.isPresent());
-    if (sync.isPresent() && Engine.TWO_LAYER.isEmpty()) {
+    if (sync.isPresent() && TwoLayerModule.PROVIDER.isEmpty()) {
       throw new IllegalStateException(
           "policy '"
               + id

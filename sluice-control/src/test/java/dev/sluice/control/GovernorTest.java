@@ -93,6 +93,43 @@ class GovernorTest {
     assertEquals(before, rate(values, "email"));
   }
 
+  /**
+   * After ten minutes without a signal, the first good tick raises the rate by at most two
+   * intervals' ramp (300/s over 2 minutes: 2.5/s a second), not by the gap's worth.
+   */
+  @Test
+  void aGapInTheSignalDoesNotLetTheRateJump() {
+    FakeClock clock = new FakeClock();
+    SharedValues values = new ReferenceCounterStore().clock(clock).sharedValues().orElseThrow();
+    AtomicReference<Double> load = new AtomicReference<>(1.0);
+    Governor g =
+        docs(Governor.builder(values, "email"))
+            .clock(clock)
+            .signal(
+                () -> {
+                  Double v = load.get();
+                  if (v == null) {
+                    throw new IllegalStateException("prometheus down");
+                  }
+                  return v;
+                })
+            .build();
+    for (int i = 0; i < 6; i++) {
+      g.tick();
+      clock.advance(Duration.ofSeconds(5));
+    }
+    double before = rate(values, "email");
+    load.set(null);
+    for (int i = 0; i < 120; i++) {
+      g.tick();
+      clock.advance(Duration.ofSeconds(5));
+    }
+    load.set(1.0);
+    g.tick();
+    double after = rate(values, "email");
+    assertTrue(after - before <= 2 * 5 * 2.5 + 1e-9, before + " -> " + after);
+  }
+
   private static double rate(SharedValues values, String throttle) {
     return values
         .get(Knobs.VALUE_NAME)

@@ -270,19 +270,26 @@ public final class RequestLimiter {
     engine.close();
   }
 
-  /** The kill switch: false stops all limiting (and counting) until set back to true. */
+  /**
+   * The kill switch: false stops all limiting (and counting) until set back to true. It holds over
+   * {@link #update}s (a rules file's reloads) that leave the rules' own {@code enabled} as it was;
+   * one that changes it wins.
+   */
   public void setEnabled(boolean enabled) {
-    change(c -> changes.update(c, c.rules().toBuilder().enabled(enabled).build()));
+    change(c -> changes.setEnabled(c, enabled));
   }
 
-  /** Turns one rule on or off. */
+  /** Turns one rule on or off; over {@link #update}s as {@link #setEnabled} does. */
   public void setRuleEnabled(String id, boolean enabled) {
-    change(c -> changes.replace(c, id, b -> b.enabled(enabled)));
+    change(c -> changes.setRuleEnabled(c, id, enabled));
   }
 
-  /** Puts one rule in or out of shadow mode (count and report, never reject). */
+  /**
+   * Puts one rule in or out of shadow mode (count and report, never reject); over {@link #update}s
+   * as {@link #setEnabled} does.
+   */
   public void setRuleShadow(String id, boolean shadow) {
-    change(c -> changes.replace(c, id, b -> b.shadow(shadow)));
+    change(c -> changes.setRuleShadow(c, id, shadow));
   }
 
   private synchronized void change(UnaryOperator<CompiledRules> f) {

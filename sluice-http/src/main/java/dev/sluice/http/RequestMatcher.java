@@ -153,14 +153,11 @@ final class RequestMatcher {
         } catch (RuntimeException e) {
           // Its key or quota resolver threw: this rule is decided by its failure setting, and the
           // other rules still count (a client cannot leave the others out by making one throw).
-          if (failure == null) {
+          // Of several, a rule that refuses on failure decides; the application's exceptions are
+          // left as they are (one may be a shared instance).
+          if (failure == null || (failsClosed(a) && !failsClosed(failedRule))) {
             failure = e;
             failedRule = a;
-          } else {
-            failure.addSuppressed(e);
-            if (failsClosed(a) && !failsClosed(failedRule)) {
-              failedRule = a;
-            }
           }
         }
       }

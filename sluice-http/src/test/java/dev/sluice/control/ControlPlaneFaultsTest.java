@@ -138,6 +138,33 @@ class ControlPlaneFaultsTest {
     assertEquals(List.of(LoadShedder.WORKERS), ignored);
   }
 
+  /** A clock stepped back an hour: the shedder samples on, and sheds less as the load goes. */
+  @Test
+  void aClockSteppedBackDoesNotFreezeTheSheddingAmount() {
+    double[] u = {1};
+    LoadShedder s =
+        LoadShedder.builder()
+            .workers(10)
+            .utilization(() -> u[0])
+            .delay(Duration.ZERO)
+            .ramp(Duration.ofSeconds(10))
+            .clock(clock)
+            .build();
+    for (int i = 0; i < 12; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      s.amount();
+    }
+    double shedding = s.amount();
+    assertTrue(shedding > 0, "shedding at utilization 1: " + shedding);
+    clock.set(clock.millis() - 3_600_000);
+    u[0] = 0;
+    for (int i = 0; i < 30; i++) {
+      clock.advance(Duration.ofSeconds(1));
+      s.amount();
+    }
+    assertTrue(s.amount() < shedding, "the amount came down: " + s.amount());
+  }
+
   @Test
   void aGovernorTakingOverFromUnlimitedStartsAtItsHighestRateAndRewritesALostKnob() {
     SharedValues values = store.sharedValues().orElseThrow();

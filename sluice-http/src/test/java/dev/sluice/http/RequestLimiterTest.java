@@ -343,6 +343,33 @@ class RequestLimiterTest {
     assertFalse(closed.decide(TestRequest.get("/")).orElseThrow().allowed(), "reject refuses");
   }
 
+  /**
+   * The kill switch and a rule's switches hold over a reload (a rules file's edit) that leaves
+   * those settings as they were; a reload that changes one wins over its switch.
+   */
+  @Test
+  void runtimeSwitchesHoldOverAReloadThatLeavesTheirSettingsAlone() {
+    RequestLimiter l = RequestLimiter.builder(store).rules(oneRule(5, false)).clock(clock).build();
+    l.setEnabled(false);
+    l.setRuleShadow("r", true);
+    l.update(oneRule(7, false));
+    assertFalse(l.rules().enabled(), "the kill switch holds over an edit of the limit");
+    assertTrue(l.rules().rule("r").orElseThrow().shadow(), "and so does the shadow switch");
+    assertEquals(7, l.rules().rule("r").orElseThrow().tiers().get(0).limit(), "the edit applies");
+    l.update(oneRule(7, true));
+    l.update(oneRule(7, false));
+    assertFalse(
+        l.rules().rule("r").orElseThrow().shadow(), "an edit of shadow mode won over the switch");
+    l.setEnabled(true);
+    assertTrue(l.decide(TestRequest.get("/")).isPresent(), "limiting again");
+  }
+
+  private static RuleSet oneRule(long limit, boolean shadow) {
+    return RuleSet.builder()
+        .rule(Rule.builder("r").key("ip").tier(limit, Duration.ofMinutes(1)).shadow(shadow).build())
+        .build();
+  }
+
   @Test
   void aQuotaAttributeOverridesTheLimitPerIdentity() {
     Rule r =

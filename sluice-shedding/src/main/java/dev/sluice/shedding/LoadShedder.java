@@ -169,11 +169,11 @@ public final class LoadShedder {
   }
 
   private double amount(long now) {
-    if (now < nextUpdate) {
+    if (!due(now)) {
       return amount;
     }
     synchronized (lock) {
-      if (now >= nextUpdate) {
+      if (due(now)) {
         double u;
         try {
           u = utilization();
@@ -191,6 +191,15 @@ public final class LoadShedder {
       }
       return amount;
     }
+  }
+
+  /**
+   * Whether a sample is due at {@code now}: a second after the last, or at once when the clock
+   * stepped back (else the amount would hold for as long as the step).
+   */
+  private boolean due(long now) {
+    long next = nextUpdate;
+    return now >= next || now < next - TICK_MILLIS;
   }
 
   /** Utilization samples that read NaN or infinite and were ignored. */

@@ -260,12 +260,20 @@ final class TwoLayerStore implements TwoLayer {
       TwoLayerCounter c =
           counters.get(new CounterKey().set(u.policy(), u.identity(), u.periodMillis()));
       boolean done = false;
+      boolean enqueue = false;
+      long dueAt = Long.MAX_VALUE;
       if (c != null) {
         synchronized (c) {
           if (u.window() == c.window) {
             c.unsynced -= u.delta();
             c.own -= u.delta();
             done = true;
+            if (c.unsynced < 0 && !c.queued) {
+              // Pushed before it was refunded: the store is given it back with the next push.
+              enqueue = true;
+              c.queued = true;
+              dueAt = c.lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : c.lastSync + c.syncMillis;
+            }
           } else if (u.window() == c.window - 1) {
             // What was not pushed yet is taken back here; what was, from the shared store.
             long local = Math.min(c.oldUnsynced, u.delta());
@@ -279,6 +287,9 @@ final class TwoLayerStore implements TwoLayer {
             done = true;
           }
         }
+      }
+      if (enqueue) {
+        sync.queue(c, true, dueAt);
       }
       if (!done) {
         rest.add(u);

@@ -253,7 +253,30 @@ class TwoLayerTest {
     assertFalse(capped.localCounters() > 2);
   }
 
-  /** A batch of one synced counter of rule "cap". */
+  /**
+   * A refund that comes after its count was pushed reaches the store with the next push, and the
+   * counter, with nothing left to push, is swept: a two-layer limiter never admits less than a
+   * direct one, and keeps no counter of an idle key.
+   */
+  @Test
+  void aRefundAfterItsCountWasPushedReachesTheStoreAndTheCounterIsSwept() {
+    TwoLayerStore layer = new TwoLayerStore(store, clock, 10, java.util.Optional.empty());
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    long w = clock.millis() / 1000;
+    layer.increment(new OneCounter("c", w));
+    layer.syncDue();
+    assertEquals(1, store.count("cap", "c", 1000, w), "pushed");
+    assertEquals(
+        List.of(), layer.refundLocally(List.of(new CounterUpdate("cap", "c", 1000, w, 1))));
+    clock.advanceMillis(100);
+    layer.syncDue();
+    assertEquals(0, store.count("cap", "c", 1000, w), "the refund reached the store");
+    clock.advance(Duration.ofSeconds(3));
+    layer.sweep();
+    assertEquals(0, layer.localCounters(), "and the counter was swept");
+  }
+
+  /** A batch of one synced counter of policy "cap". */
   private static final class OneCounter implements TwoLayerBatch {
     final String identity;
     final long window;

@@ -38,9 +38,11 @@ import reactor.netty.http.server.HttpServerRequest;
  *
  * <p>The path the rules match is the request's raw path within the application (below {@code
  * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client
- * address is the connection's peer (on Reactor Netty, even when the server itself reads forwarded
- * headers; a PROXY protocol header's client when the request carries none); {@code Forwarded} and
- * {@code X-Forwarded-For} count only from the rules' trusted proxies. Thread-safe.
+ * address is the connection's peer; {@code Forwarded} and {@code X-Forwarded-For} count only from
+ * the rules' trusted proxies. On Reactor Netty that holds whatever Spring Boot's forward-headers
+ * strategy: the rules read those headers as they came, and the address is the connection's peer
+ * when they came (else the request's remote address, a PROXY protocol header's client included).
+ * Thread-safe.
  */
 public final class SluiceWebFilter implements WebFilter, Ordered {
 
@@ -125,8 +127,12 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
     return ReactorNetty.onTheLoop(decided, exchange.getRequest());
   }
 
+  private static final String FORWARDED = "Forwarded";
+  private static final String X_FORWARDED_FOR = "X-Forwarded-For";
+
   private static final boolean REACTOR_NETTY =
-      ClassUtils.isPresent("reactor.netty.Connection", SluiceWebFilter.class.getClassLoader());
+      ClassUtils.isPresent(
+          "reactor.netty.http.server.HttpServerRequest", SluiceWebFilter.class.getClassLoader());
 
   /** Reactor Netty's types, loaded only when it is on the class path. */
   private static final class ReactorNetty {
@@ -143,13 +149,24 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
     }
 
     /**
+     * The values of forwarding header {@code name} as they came with the request, or null when it
+     * is not Reactor Netty's: Spring's {@code ForwardedHeaderTransformer} (Spring Boot's {@code
+     * framework} strategy) removes them from the request it passes on, having trusted them.
+     */
+    static List<String> sent(ServerHttpRequest request, String name) {
+      return connection(request) instanceof HttpServerRequest http
+          ? http.requestHeaders().getAll(name)
+          : null;
+    }
+
+    /**
      * The client's address on Reactor Netty: {@code remote}, the request's remote address (the
      * peer's, or a PROXY protocol header's client), unless the request came with {@code Forwarded}
-     * or {@code X-Forwarded-For}. Then the connection's peer (null when it is no IP address): with
-     * {@code forwarded(true)} (Spring Boot's {@code server.forward-headers-strategy=native}, the
-     * default on cloud platforms) Reactor Netty took the remote address from those headers, whoever
-     * sent them, as Spring's {@code ForwardedHeaderTransformer} does (and then removes them from
-     * the request it passes on, not from Reactor Netty's). {@code remote} on another server.
+     * or {@code X-Forwarded-For}. Then the connection's peer: with {@code forwarded(true)} (Spring
+     * Boot's {@code native} strategy, the default on cloud platforms) Reactor Netty, and Spring's
+     * {@code ForwardedHeaderTransformer} ({@code framework}), took the remote address from those
+     * headers, whoever sent them. {@code remote} on another server, or when the peer is no IP
+     * address.
      */
     static InetSocketAddress peer(ServerHttpRequest request, InetSocketAddress remote) {
       Connection connection = connection(request);
@@ -157,10 +174,10 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
         return remote;
       }
       HttpHeaders sent = http.requestHeaders();
-      if (!sent.contains("Forwarded") && !sent.contains("X-Forwarded-For")) {
+      if (!sent.contains(FORWARDED) && !sent.contains(X_FORWARDED_FOR)) {
         return remote;
       }
-      return connection.channel().remoteAddress() instanceof InetSocketAddress a ? a : null;
+      return connection.channel().remoteAddress() instanceof InetSocketAddress a ? a : remote;
     }
 
     static CompletionStage<Admission> onTheLoop(
@@ -207,13 +224,28 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
     @Override
     public List<String> headers(String name) {
+      if (REACTOR_NETTY && forwarding(name)) {
+        // As the peer sent them: the rules trust them only from a trusted proxy.
+        List<String> sent = ReactorNetty.sent(request, name);
+        if (sent != null) {
+          return sent;
+        }
+      }
       List<String> values = request.getHeaders().get(name);
       return values == null ? List.of() : values;
     }
 
     @Override
     public Optional<String> header(String name) {
+      if (REACTOR_NETTY && forwarding(name)) {
+        List<String> sent = headers(name);
+        return sent.isEmpty() ? Optional.empty() : Optional.of(sent.get(0));
+      }
       return Optional.ofNullable(request.getHeaders().getFirst(name));
+    }
+
+    private static boolean forwarding(String name) {
+      return name.equalsIgnoreCase(FORWARDED) || name.equalsIgnoreCase(X_FORWARDED_FOR);
     }
 
     @Override

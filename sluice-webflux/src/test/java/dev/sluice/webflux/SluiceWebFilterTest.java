@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
+import dev.sluice.http.ForwardedHeader;
 import dev.sluice.http.PathSpellings;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
@@ -32,6 +33,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.core.Ordered;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
@@ -42,6 +45,7 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import org.springframework.web.server.adapter.ForwardedHeaderTransformer;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
@@ -394,23 +398,30 @@ class SluiceWebFilterTest {
     assertTrue(seen, path + " never answered " + expected);
   }
 
-  @Test
-  void aForwardedForFromAnUntrustedPeerIsIgnored() throws Exception {
-    forwardedFromAnUntrustedPeer(false);
+  /** How the server itself reads forwarded headers: Spring Boot's forward-headers strategies. */
+  enum Strategy {
+    /** It does not. */
+    NONE,
+    /** Reactor Netty's {@code forwarded(true)}: the request's remote address is what was sent. */
+    NATIVE,
+    /** Spring's {@code ForwardedHeaderTransformer}, which also removes the headers it read. */
+    FRAMEWORK
   }
 
   /**
-   * With Reactor Netty reading forwarded headers itself ({@code forwarded(true)}, Spring Boot's
-   * {@code native} strategy), the request's remote address is what the client forwarded: the peer
-   * is still the connection's.
+   * {@code Forwarded} and {@code X-Forwarded-For} count only from a trusted proxy, whatever the
+   * server does with them: an untrusted peer is one client whatever it forwards, and a trusted
+   * proxy's clients are each their own.
    */
-  @Test
-  void aForwardedForFromAnUntrustedPeerIsIgnoredWhenTheServerReadsForwardedHeaders()
-      throws Exception {
-    forwardedFromAnUntrustedPeer(true);
+  @ParameterizedTest
+  @EnumSource(Strategy.class)
+  void aForwardedForCountsOnlyFromATrustedProxy(Strategy strategy) throws Exception {
+    assertEquals(3, passed(strategy, "10.0.0.0/8"), "an untrusted loopback peer is one client");
+    assertEquals(10, passed(strategy, "127.0.0.0/8"), "a trusted proxy's clients, each its own");
   }
 
-  private static void forwardedFromAnUntrustedPeer(boolean serverReadsThem) throws Exception {
+  /** How many of ten requests, each forwarding another client, pass a limit of 3 per client. */
+  private static int passed(Strategy strategy, String trusted) throws Exception {
     Rule perClient =
         Rule.builder("per-client")
             .path("/api/**")
@@ -420,30 +431,34 @@ class SluiceWebFilterTest {
             .build();
     RuleSet rules =
         RuleSet.builder()
-            .trustedProxies(List.of("10.0.0.0/8"))
-            .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+            .trustedProxies(List.of(trusted))
+            .forwardedHeader(ForwardedHeader.X_FORWARDED_FOR)
             .rule(perClient)
             .build();
+    WebFilter transformer =
+        (exchange, chain) ->
+            chain.filter(
+                exchange
+                    .mutate()
+                    .request(new ForwardedHeaderTransformer().apply(exchange.getRequest()))
+                    .build());
     try (WebFluxServer app =
         new WebFluxServer(
             RequestLimiter.builder(InMemoryCounterStore.create()).rules(rules).build(),
             hello(),
-            null,
-            server -> server.forwarded(serverReadsThem))) {
+            strategy == Strategy.FRAMEWORK ? transformer : null,
+            server -> server.forwarded(strategy == Strategy.NATIVE))) {
       int passed = 0;
       for (int i = 0; i < 10; i++) {
-        passed +=
+        int status =
             app.status(
-                            get(
-                                "/api/items",
-                                "X-Forwarded-For: 203.0.113." + i,
-                                "Forwarded: for=198.51.100." + i))
-                        / 100
-                    == 2
-                ? 1
-                : 0;
+                get(
+                    "/api/items",
+                    "X-Forwarded-For: 203.0.113." + i,
+                    "Forwarded: for=198.51.100." + i));
+        passed += status / 100 == 2 ? 1 : 0;
       }
-      assertEquals(3, passed, "the loopback peer is one client, whatever it forwards");
+      return passed;
     }
   }
 
@@ -471,7 +486,7 @@ class SluiceWebFilterTest {
     RuleSet rules =
         RuleSet.builder()
             .trustedProxies(List.of("127.0.0.1/32"))
-            .forwardedHeader(dev.sluice.http.ForwardedHeader.X_FORWARDED_FOR)
+            .forwardedHeader(ForwardedHeader.X_FORWARDED_FOR)
             .rule(report)
             .rule(lead)
             .build();

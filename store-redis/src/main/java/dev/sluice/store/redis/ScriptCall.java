@@ -2,6 +2,7 @@ package dev.sluice.store.redis;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.StoreTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -209,7 +210,8 @@ final class ScriptCall {
       try {
         List<?> reply = reply(gi, deadline, failure == null);
         if (reply.size() != 2 * groups.get(gi).length) {
-          throw new IllegalStateException(
+          // The script ran: what it wrote stands.
+          throw StoreUnavailableException.unconfirmed(
               "redis answered "
                   + reply.size()
                   + " values for "
@@ -227,7 +229,10 @@ final class ScriptCall {
         allUnsent &= notConnected(futures[gi]);
         store.health.failed(breakers.get(gi));
         store.connection.failed();
-        failure = e;
+        if (failure == null || !StoreTimeoutException.in(failure)) {
+          // An unconfirmed failure wins: another script of the call may have run.
+          failure = e;
+        }
       }
     }
     recorded = true;
