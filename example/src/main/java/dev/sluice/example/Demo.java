@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import org.glassfish.grizzly.http.server.HttpServer;
 import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
@@ -94,12 +95,16 @@ public final class Demo implements AutoCloseable {
     java.time.InstantSource storeClock =
         o.clock == null ? java.time.InstantSource.system() : o.clock;
     CounterStore store;
-    if (o.redis != null) {
-      store = RedisCounterStore.builder().uri(o.redis).clock(storeClock).build();
-    } else if (o.redisCluster != null) {
-      store = RedisCounterStore.builder().cluster(o.redisCluster).clock(storeClock).build();
+    if (o.redis != null || o.redisCluster != null) {
+      RedisCounterStore.Builder redis = RedisCounterStore.builder().clock(storeClock);
+      redis = o.redis != null ? redis.uri(o.redis) : redis.cluster(o.redisCluster);
+      store = (o.storeTimeout == null ? redis : redis.operationTimeout(o.storeTimeout)).build();
     } else if (o.memcached != null) {
-      store = MemcachedCounterStore.builder().servers(o.memcached).clock(storeClock).build();
+      var memcached = MemcachedCounterStore.builder().servers(o.memcached).clock(storeClock);
+      if (o.storeTimeout != null) {
+        memcached = memcached.operationTimeout(o.storeTimeout);
+      }
+      store = memcached.build();
     } else {
       store = InMemoryCounterStore.builder().clock(storeClock).build();
     }
@@ -196,13 +201,16 @@ public final class Demo implements AutoCloseable {
     static final String USAGE =
         "usage: java -jar sluice-example.jar [--port N] [--rules FILE] [--memcached"
             + " host:port[,host:port...]] [--redis host:port|redis://...|redis-sentinel://...]"
-            + " [--redis-cluster host:port,...] [--workers N (8)]";
+            + " [--redis-cluster host:port,...] [--store-timeout MS (50)] [--workers N (8)]";
     String host = "0.0.0.0";
     int port = 8080;
     java.nio.file.Path rules;
     String memcached;
     String redis;
     String redisCluster;
+
+    /** The store's operation timeout; null for the store's default. */
+    Duration storeTimeout;
 
     /** The server's worker threads; the bundled rules' loadShedding.workers.threads matches. */
     int workers = 8;
@@ -292,6 +300,16 @@ public final class Demo implements AutoCloseable {
           case "--memcached" -> o.memcached = v;
           case "--redis" -> o.redis = v;
           case "--redis-cluster" -> o.redisCluster = v;
+          case "--store-timeout" -> {
+            try {
+              o.storeTimeout = Duration.ofMillis(Long.parseLong(v));
+            } catch (NumberFormatException e) {
+              throw new IllegalArgumentException("--store-timeout: not a number: " + v);
+            }
+            if (o.storeTimeout.toMillis() <= 0) {
+              throw new IllegalArgumentException("--store-timeout: must be > 0: " + v);
+            }
+          }
           case "--workers" -> {
             try {
               o.workers = Integer.parseInt(v);

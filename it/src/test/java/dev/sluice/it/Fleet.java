@@ -86,7 +86,18 @@ final class Fleet implements AutoCloseable {
     String skew = (offsets[i] >= 0 ? "+" : "") + offsets[i] + "s";
     DemoProcess d =
         DemoProcess.startAt(
-            log, skew, "--rules", rules.toString(), "--memcached", store, "--workers", "16");
+            log,
+            skew,
+            "--rules",
+            rules.toString(),
+            "--memcached",
+            store,
+            // Three instances, memcached and the harness share two cores: a stall of 50 ms (the
+            // default) is no store failure, and the harness tells those from injected faults.
+            "--store-timeout",
+            "250",
+            "--workers",
+            "16");
     instances[i] = d;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!Files.readString(log).contains("memcached's")) {

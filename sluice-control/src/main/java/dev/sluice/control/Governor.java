@@ -130,11 +130,11 @@ public final class Governor implements AutoCloseable {
       problem("the load signal read " + load + "; the rate stays", null);
       return;
     }
-    // A step covers at most two intervals: after a gap (the lease, the signal or the store lost
-    // for minutes, the clock jumping) the rate may not rise by the gap's worth at once.
+    // A step covers at most two intervals: after a gap (the signal or the store lost for minutes,
+    // the clock jumping) the rate may not rise by the gap's worth at once.
     long gap = now - lastTick;
     long step = interval.toMillis();
-    double dt = lastTick < 0 ? 0 : (gap <= 0 ? step : Math.min(gap, 2 * step)) / 1000.0;
+    double dt = lastTick < 0 ? 0 : (gap < 0 ? step : Math.min(gap, 2 * step)) / 1000.0;
     lastTick = now;
     lastLoad = load;
     double rate = pid.step(load, dt);

@@ -198,7 +198,9 @@ public final class RequestLimiter {
 
   /**
    * Puts {@code rules} in force at once; counters carry over for rules that keep their id. Bound
-   * rules ({@link #bind}) stay in force.
+   * rules ({@link #bind}) stay in force, and so do the switches set at runtime ({@link
+   * #setEnabled}, {@link #setRuleEnabled}, {@link #setRuleShadow}) over settings {@code rules}
+   * leaves as they were.
    *
    * @throws IllegalArgumentException if a rule's id is that of a bound rule
    */

@@ -144,7 +144,10 @@ final class RuleChanges {
         : commit(c, given, killSwitch, changed, shadow);
   }
 
-  /** {@code switches} but those whose setting {@code rules} changes: the edit wins. */
+  /**
+   * {@code switches} but those whose setting {@code rules} changes (the edit wins) or whose rule it
+   * removes.
+   */
   private static Map<String, Switch> unchanged(
       Map<String, Switch> switches, RuleSet rules, Predicate<Rule> setting) {
     Map<String, Switch> kept = new HashMap<>(switches);
@@ -154,7 +157,7 @@ final class RuleChanges {
                 rules
                     .rule(s.getKey())
                     .map(r -> setting.test(r) != s.getValue().over())
-                    .orElse(false));
+                    .orElse(true));
     return kept;
   }
 

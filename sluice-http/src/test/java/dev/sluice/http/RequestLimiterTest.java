@@ -362,6 +362,44 @@ class RequestLimiterTest {
         l.rules().rule("r").orElseThrow().shadow(), "an edit of shadow mode won over the switch");
     l.setEnabled(true);
     assertTrue(l.decide(TestRequest.get("/")).isPresent(), "limiting again");
+    l.setRuleEnabled("r", false);
+    l.update(RuleSet.builder().build());
+    l.update(oneRule(7, false));
+    assertTrue(l.rules().rule("r").orElseThrow().enabled(), "a removed rule's switch went with it");
+  }
+
+  /**
+   * Two rules whose resolvers throw one shared exception leave the others counting, and the
+   * application's exception is left as it is.
+   */
+  @Test
+  void resolversThrowingOneSharedExceptionLeaveTheOtherRulesCounting() {
+    IllegalArgumentException shared = new IllegalArgumentException("not a token");
+    RuleSet rules =
+        RuleSet.builder()
+            .rule(Rule.builder("a").key("app:a").tier(100, Duration.ofMinutes(1)).build())
+            .rule(Rule.builder("b").key("app:b").tier(100, Duration.ofMinutes(1)).build())
+            .rule(Rule.builder("backstop").key("ip").tier(2, Duration.ofMinutes(1)).build())
+            .build();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .rules(rules)
+            .clock(clock)
+            .keyResolver(
+                "a",
+                req -> {
+                  throw shared;
+                })
+            .keyResolver(
+                "b",
+                req -> {
+                  throw shared;
+                })
+            .build();
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
+    assertTrue(l.decide(TestRequest.get("/")).orElseThrow().allowed());
+    assertFalse(l.decide(TestRequest.get("/")).orElseThrow().allowed(), "the backstop counts");
+    assertEquals(0, shared.getSuppressed().length);
   }
 
   private static RuleSet oneRule(long limit, boolean shadow) {

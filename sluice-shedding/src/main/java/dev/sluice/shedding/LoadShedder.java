@@ -199,7 +199,8 @@ public final class LoadShedder {
    */
   private boolean due(long now) {
     long next = nextUpdate;
-    return now >= next || now < next - TICK_MILLIS;
+    // A reading a tick older than the last sample's is a step back, not a thread's stale read.
+    return now >= next || now < next - 2 * TICK_MILLIS;
   }
 
   /** Utilization samples that read NaN or infinite and were ignored. */

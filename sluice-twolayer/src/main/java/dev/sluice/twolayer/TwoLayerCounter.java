@@ -26,7 +26,7 @@ final class TwoLayerCounter {
   /** The fleet's count of {@code window - 1}, as best known (this instance's deltas in it). */
   long previous;
 
-  /** Counted here in {@code window - 1} and not pushed yet. */
+  /** Counted here in {@code window - 1} and not pushed yet; negative after refunds. */
   long oldUnsynced;
 
   /** When {@code window} was last pushed (clock millis); MIN_VALUE for not yet. */
@@ -44,7 +44,7 @@ final class TwoLayerCounter {
   void roll(long w) {
     if (window != Long.MIN_VALUE && w == window + 1) {
       previous = shared + inflight + unsynced;
-      oldUnsynced = Math.max(0, unsynced);
+      oldUnsynced = unsynced;
     } else {
       previous = 0;
       oldUnsynced = 0;

@@ -276,7 +276,7 @@ final class TwoLayerStore implements TwoLayer {
             }
           } else if (u.window() == c.window - 1) {
             // What was not pushed yet is taken back here; what was, from the shared store.
-            long local = Math.min(c.oldUnsynced, u.delta());
+            long local = Math.max(0, Math.min(c.oldUnsynced, u.delta()));
             c.oldUnsynced -= local;
             c.previous = Math.max(0, c.previous - u.delta());
             if (local < u.delta()) {

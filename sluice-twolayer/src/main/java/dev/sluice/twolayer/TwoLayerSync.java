@@ -169,7 +169,7 @@ final class TwoLayerSync {
       for (TwoLayerCounter c : counters.values()) {
         synchronized (c) {
           c.lastSync = Long.MIN_VALUE;
-          if (!c.queued && (c.unsynced != 0 || c.oldUnsynced > 0)) {
+          if (!c.queued && (c.unsynced != 0 || c.oldUnsynced != 0)) {
             c.queued = true;
             due.add(c);
           }
@@ -209,6 +209,12 @@ final class TwoLayerSync {
               new CounterUpdate(
                   k.policy(), k.identity(), k.periodMillis(), c.window - 1, c.oldUnsynced));
           pushes.add(new Push(c, c.window - 1, c.oldUnsynced));
+          c.oldUnsynced = 0;
+        } else if (c.oldUnsynced < 0) {
+          // Refunded after its push, and the window rolled before the next one.
+          takeBack.add(
+              new CounterUpdate(
+                  k.policy(), k.identity(), k.periodMillis(), c.window - 1, -c.oldUnsynced));
           c.oldUnsynced = 0;
         }
         if (c.unsynced > 0) {

@@ -276,6 +276,23 @@ class TwoLayerTest {
     assertEquals(0, layer.localCounters(), "and the counter was swept");
   }
 
+  /** The same when the window rolls before the next push: the refund is not lost in the roll. */
+  @Test
+  void aRefundAfterItsCountWasPushedReachesTheStoreAcrossARoll() {
+    TwoLayerStore layer = new TwoLayerStore(store, clock, 10, java.util.Optional.empty());
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    long w = clock.millis() / 1000;
+    layer.increment(new OneCounter("c", w));
+    layer.syncDue();
+    assertEquals(
+        List.of(), layer.refundLocally(List.of(new CounterUpdate("cap", "c", 1000, w, 1))));
+    clock.advanceMillis(1000);
+    layer.increment(new OneCounter("c", w + 1));
+    layer.syncDue();
+    assertEquals(0, store.count("cap", "c", 1000, w), "the refund reached the store");
+    assertEquals(1, store.count("cap", "c", 1000, w + 1));
+  }
+
   /** A batch of one synced counter of policy "cap". */
   private static final class OneCounter implements TwoLayerBatch {
     final String identity;

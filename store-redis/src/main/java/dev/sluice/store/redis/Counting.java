@@ -8,8 +8,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The store's decision path: each decision's scripts sent and awaited within its deadline, and the
@@ -37,8 +40,12 @@ final class Counting {
   private final long timeoutNanos;
   private final long coldTimeoutNanos;
 
-  /** Where a non-blocking decision completes: not Lettuce's I/O thread. */
-  private final Executor answers;
+  /**
+   * Where a non-blocking decision completes, and the caller's chain goes on: not Lettuce's I/O
+   * thread, which would then run the rest of the request while every other answer from Redis waits
+   * behind it. One thread a core; idle threads end, so a store never closed leaves none behind.
+   */
+  private final ExecutorService answers = answerThreads();
 
   /** Whether Redis has answered a decision of this store. */
   private volatile boolean answered;
@@ -49,15 +56,37 @@ final class Counting {
       Health health,
       boolean serverTime,
       long timeoutNanos,
-      long coldTimeoutNanos,
-      Executor answers) {
+      long coldTimeoutNanos) {
     this.keys = keys;
     this.connection = connection;
     this.health = health;
     this.serverTime = serverTime;
     this.timeoutNanos = timeoutNanos;
     this.coldTimeoutNanos = coldTimeoutNanos;
-    this.answers = answers;
+  }
+
+  private static ExecutorService answerThreads() {
+    AtomicInteger threads = new AtomicInteger();
+    int n = Runtime.getRuntime().availableProcessors();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            n,
+            n,
+            60,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** Ends the answer threads once the decisions they hold are answered. */
+  void close() {
+    answers.shutdown();
   }
 
   /** Counts the batch's counters and writes their counts into it ({@link CounterBatch#counted}). */

@@ -110,6 +110,15 @@ final class Keys {
     return prefix + ":value:{" + part(name) + '}';
   }
 
+  /** Added to two periods when choosing a window's time to live: room for clock skew. */
+  static final long TTL_SLACK_MILLIS = 10_000;
+
+  /** A window's time to live: two periods plus slack, in milliseconds. */
+  static long ttlMillis(long periodMillis) {
+    long two = periodMillis > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * periodMillis;
+    return two + TTL_SLACK_MILLIS;
+  }
+
   /**
    * The value itself when safe, short and not empty; else its digest. Either way at most 64
    * characters, and never empty: an empty hash tag ({@code {}}) would make Redis Cluster hash the

@@ -7,6 +7,8 @@ import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.SharedValues;
 import dev.sluice.spi.StoreClock;
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -15,12 +17,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Counters in Redis, shared by every instance of a fleet: a standalone server, a Sentinel group, or
@@ -56,19 +54,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class RedisCounterStore implements CounterStore {
 
-  /** Added to two periods when choosing a window's time to live: room for clock skew. */
-  static final long TTL_SLACK_MILLIS = 10_000;
-
   final Keys keys;
   final Connection connection;
   final Counting counting;
-
-  /**
-   * Where a non-blocking decision completes, and the caller's chain goes on: not Lettuce's I/O
-   * thread, which would then run the rest of the request while every other answer from Redis waits
-   * behind it.
-   */
-  private final ExecutorService answers;
 
   private final RedisValues values;
   private final RedisClock clock;
@@ -84,9 +72,9 @@ public final class RedisCounterStore implements CounterStore {
       RedisURI copy = Builder.parse(text);
       if (b.username != null || b.password != null) {
         copy.setCredentialsProvider(
-            io.lettuce.core.RedisCredentialsProvider.from(
+            RedisCredentialsProvider.from(
                 () ->
-                    io.lettuce.core.RedisCredentials.just(
+                    RedisCredentials.just(
                         b.username, b.password == null ? null : b.password.toCharArray())));
       }
       if (b.tls || b.trustedCertificates != null) {
@@ -108,26 +96,8 @@ public final class RedisCounterStore implements CounterStore {
             // A lost connection is back: decisions count again at once, not after the breakers'
             // delay (they opened on the calls refused while it was down).
             health::reset);
-    AtomicInteger threads = new AtomicInteger();
-    int n = Runtime.getRuntime().availableProcessors();
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            n,
-            n,
-            60,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, "sluice-redis-answer-" + threads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    // Idle threads end: a store that is never closed leaves none behind.
-    pool.allowCoreThreadTimeOut(true);
-    this.answers = pool;
     this.counting =
-        new Counting(
-            keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos, answers);
+        new Counting(keys, connection, health, b.storeClock, timeoutNanos, coldTimeoutNanos);
     this.values =
         new RedisValues(
             connection,
@@ -218,7 +188,7 @@ public final class RedisCounterStore implements CounterStore {
     try {
       connection.close();
     } finally {
-      answers.shutdown();
+      counting.close();
     }
   }
 
@@ -235,12 +205,6 @@ public final class RedisCounterStore implements CounterStore {
   /** The key a counter's window is stored under; for tests and operators. */
   String keyOf(CounterUpdate u) {
     return keys.key(u);
-  }
-
-  /** A window's time to live: two periods plus slack, in milliseconds. */
-  static long ttlMillis(long periodMillis) {
-    long two = periodMillis > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * periodMillis;
-    return two + TTL_SLACK_MILLIS;
   }
 
   /** Configures a {@link RedisCounterStore}. */

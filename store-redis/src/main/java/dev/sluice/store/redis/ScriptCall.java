@@ -366,14 +366,14 @@ final class ScriptCall {
   /** The time-to-live texts of recent window lengths; read without a lock, whole or not at all. */
   private static final Ttl[] TTLS = new Ttl[1 << TTL_SLOTS_LOG2];
 
-  /** {@link RedisCounterStore#ttlMillis} of a window length, in decimal. */
+  /** {@link Keys#ttlMillis} of a window length, in decimal. */
   static String ttlText(long periodMillis) {
     int slot = (Long.hashCode(periodMillis) * 0x9E3779B9) >>> (32 - TTL_SLOTS_LOG2);
     Ttl t = TTLS[slot];
     if (t != null && t.periodMillis() == periodMillis) {
       return t.text();
     }
-    String text = text(RedisCounterStore.ttlMillis(periodMillis));
+    String text = text(Keys.ttlMillis(periodMillis));
     TTLS[slot] = new Ttl(periodMillis, text);
     return text;
   }
