@@ -67,18 +67,7 @@ class GovernorTest {
     FakeClock clock = new FakeClock();
     SharedValues values = new ReferenceCounterStore().clock(clock).sharedValues().orElseThrow();
     AtomicReference<Double> load = new AtomicReference<>(1.0);
-    Governor g =
-        docs(Governor.builder(values, "email"))
-            .clock(clock)
-            .signal(
-                () -> {
-                  Double v = load.get();
-                  if (v == null) {
-                    throw new IllegalStateException("prometheus down");
-                  }
-                  return v;
-                })
-            .build();
+    Governor g = email(values, clock, load);
     for (int i = 0; i < 6; i++) {
       g.tick();
       clock.advance(Duration.ofSeconds(5));
@@ -102,18 +91,7 @@ class GovernorTest {
     FakeClock clock = new FakeClock();
     SharedValues values = new ReferenceCounterStore().clock(clock).sharedValues().orElseThrow();
     AtomicReference<Double> load = new AtomicReference<>(1.0);
-    Governor g =
-        docs(Governor.builder(values, "email"))
-            .clock(clock)
-            .signal(
-                () -> {
-                  Double v = load.get();
-                  if (v == null) {
-                    throw new IllegalStateException("prometheus down");
-                  }
-                  return v;
-                })
-            .build();
+    Governor g = email(values, clock, load);
     for (int i = 0; i < 6; i++) {
       g.tick();
       clock.advance(Duration.ofSeconds(5));
@@ -128,6 +106,24 @@ class GovernorTest {
     g.tick();
     double after = rate(values, "email");
     assertTrue(after - before <= 2 * 5 * 2.5 + 1e-9, before + " -> " + after);
+  }
+
+  /**
+   * The docs' governor of throttle "email", reading {@code load}; null reads as a failed signal.
+   */
+  private static Governor email(
+      SharedValues values, FakeClock clock, AtomicReference<Double> load) {
+    return docs(Governor.builder(values, "email"))
+        .clock(clock)
+        .signal(
+            () -> {
+              Double v = load.get();
+              if (v == null) {
+                throw new IllegalStateException("prometheus down");
+              }
+              return v;
+            })
+        .build();
   }
 
   private static double rate(SharedValues values, String throttle) {
