@@ -45,7 +45,7 @@ public class CostChart {
             .build();
     c.getStyler().setStacked(true);
     c.getStyler().setXAxisLabelRotation(40);
-    c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+    c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     c.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
     c.addSeries("server process", names, server);
     c.addSeries("store (memcached or redis)", names, memcached);

@@ -70,7 +70,7 @@ public record Tier(long limit, Duration period, long burst) {
    * The most tokens a token bucket ({@link Algorithm#TOKEN_BUCKET}) holds, and refills per period:
    * the largest {@code limit} and {@code burst} a bucket's tier takes.
    */
-  public static final long MAX_BUCKET_TOKENS = 1_000_000;
+  public static final long MAX_BUCKET_TOKENS = dev.sluice.algorithm.TierLimit.MAX_BUCKET_TOKENS;
 
   /** The largest limit or burst: 10<sup>15</sup>. */
   public static final long MAX_LIMIT = 1_000_000_000_000_000L;

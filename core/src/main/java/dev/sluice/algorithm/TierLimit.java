@@ -28,8 +28,11 @@ public interface TierLimit {
     return new ConcurrentRequests(limit, slotTtlMillis);
   }
 
-  /** The most tokens a token bucket holds, and refills per period. */
-  long MAX_BUCKET_TOKENS = dev.sluice.Tier.MAX_BUCKET_TOKENS;
+  /**
+   * The most tokens a token bucket holds, and refills per period: 10<sup>6</sup>. Defined here,
+   * where the bucket is counted, so this package reads nothing of the API's.
+   */
+  long MAX_BUCKET_TOKENS = 1_000_000;
 
   /**
    * A token bucket of {@code burst} tokens refilled at {@code rate} per {@code periodMillis}, exact

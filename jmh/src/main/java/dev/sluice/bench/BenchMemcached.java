@@ -43,8 +43,10 @@ final class BenchMemcached implements AutoCloseable {
 
   /**
    * A plain spymemcached client on {@code servers}, configured as the store's (binary protocol,
-   * consistent hashing by {@link dev.sluice.store.memcached.KeyHash}, no Nagle, failing fast): the
-   * floor a decision is measured against. Waits up to 5 s for its connections.
+   * consistent hashing by {@link dev.sluice.store.memcached.KeyHash}, no Nagle, failing fast, one
+   * wake-up of its I/O thread for the operations queued in {@link
+   * dev.sluice.store.memcached.Wakeups#together}): the floor a decision is measured against. Waits
+   * up to 5 s for its connections.
    */
   static net.spy.memcached.MemcachedClient raw(String servers) throws java.io.IOException {
     java.util.List<java.net.InetSocketAddress> nodes =
@@ -52,26 +54,27 @@ final class BenchMemcached implements AutoCloseable {
     java.util.concurrent.CountDownLatch up = new java.util.concurrent.CountDownLatch(nodes.size());
     net.spy.memcached.MemcachedClient client =
         new net.spy.memcached.MemcachedClient(
-            new net.spy.memcached.ConnectionFactoryBuilder()
-                .setProtocol(net.spy.memcached.ConnectionFactoryBuilder.Protocol.BINARY)
-                .setLocatorType(net.spy.memcached.ConnectionFactoryBuilder.Locator.CONSISTENT)
-                .setHashAlg(dev.sluice.store.memcached.KeyHash.INSTANCE)
-                .setFailureMode(net.spy.memcached.FailureMode.Cancel)
-                .setUseNagleAlgorithm(false)
-                .setDaemon(true)
-                .setInitialObservers(
-                    java.util.List.of(
-                        new net.spy.memcached.ConnectionObserver() {
-                          @Override
-                          public void connectionEstablished(
-                              java.net.SocketAddress sa, int reconnectCount) {
-                            up.countDown();
-                          }
+            dev.sluice.store.memcached.Wakeups.factory(
+                new net.spy.memcached.ConnectionFactoryBuilder()
+                    .setProtocol(net.spy.memcached.ConnectionFactoryBuilder.Protocol.BINARY)
+                    .setLocatorType(net.spy.memcached.ConnectionFactoryBuilder.Locator.CONSISTENT)
+                    .setHashAlg(dev.sluice.store.memcached.KeyHash.INSTANCE)
+                    .setFailureMode(net.spy.memcached.FailureMode.Cancel)
+                    .setUseNagleAlgorithm(false)
+                    .setDaemon(true)
+                    .setInitialObservers(
+                        java.util.List.of(
+                            new net.spy.memcached.ConnectionObserver() {
+                              @Override
+                              public void connectionEstablished(
+                                  java.net.SocketAddress sa, int reconnectCount) {
+                                up.countDown();
+                              }
 
-                          @Override
-                          public void connectionLost(java.net.SocketAddress sa) {}
-                        }))
-                .build(),
+                              @Override
+                              public void connectionLost(java.net.SocketAddress sa) {}
+                            }))
+                    .build()),
             nodes);
     try {
       up.await(5, java.util.concurrent.TimeUnit.SECONDS);

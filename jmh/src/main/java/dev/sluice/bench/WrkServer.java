@@ -6,6 +6,7 @@ import dev.sluice.servlet.SluiceFilter;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
+import dev.sluice.store.memcached.Wakeups;
 import dev.sluice.store.redis.RedisCounterStore;
 import dev.sluice.yaml.YamlRules;
 import io.github.bucket4j.Bandwidth;
@@ -28,6 +29,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -230,8 +232,8 @@ public final class WrkServer {
 
   /**
    * The memcached floor: per request the same three {@code incr}s a decision sends (two tiers of
-   * the key, one of the address), queued together so spymemcached writes them in one round trip,
-   * and nothing else.
+   * the key, one of the address), queued together ({@link Wakeups#together}, as the store queues
+   * them) so spymemcached writes them in one round trip, and nothing else.
    */
   public static final class Floor implements ContainerRequestFilter {
     static volatile MemcachedClient client;
@@ -242,11 +244,13 @@ public final class WrkServer {
       long now = System.currentTimeMillis();
       String key = ctx.getHeaderString("X-Api-Key");
       String ip = request.get().getRemoteAddr();
-      List<Future<Long>> incrs =
-          List.of(
-              client.asyncIncr("k:" + key + ":60000:" + now / 60_000, 1L, 1L, 120),
-              client.asyncIncr("k:" + key + ":1000:" + now / 1_000, 1L, 1L, 2),
-              client.asyncIncr("i:" + ip + ":60000:" + now / 60_000, 1L, 1L, 120));
+      List<Future<Long>> incrs = new ArrayList<>(3);
+      Wakeups.together(
+          () -> {
+            incrs.add(client.asyncIncr("k:" + key + ":60000:" + now / 60_000, 1L, 1L, 120));
+            incrs.add(client.asyncIncr("k:" + key + ":1000:" + now / 1_000, 1L, 1L, 2));
+            incrs.add(client.asyncIncr("i:" + ip + ":60000:" + now / 60_000, 1L, 1L, 120));
+          });
       try {
         for (Future<Long> f : incrs) {
           f.get(50, TimeUnit.MILLISECONDS);

@@ -102,6 +102,8 @@ final class Batch {
     if (!unknown.isEmpty()) {
       gets = new HashMap<>(unknown.size() * 2);
     }
+    // The I/O thread wakes once, for all of them (a sync's batch may hold thousands).
+    Wakeups.hold();
     try {
       for (int i = 0; i < incrs.length; i++) {
         CounterUpdate u = updates.get(i);
@@ -124,6 +126,8 @@ final class Batch {
       throw queued
           ? StoreUnavailableException.unconfirmed(message)
           : new StoreUnavailableException(message);
+    } finally {
+      Wakeups.release();
     }
   }
 

@@ -136,7 +136,7 @@ final class Connection implements AutoCloseable {
 
   private MemcachedClient open(Observer observer) throws IOException {
     return new MemcachedClient(
-        factory.get().setInitialObservers(List.of(observer)).build(), servers);
+        Wakeups.factory(factory.get().setInitialObservers(List.of(observer)).build()), servers);
   }
 
   private void probe(SocketAddress node) {

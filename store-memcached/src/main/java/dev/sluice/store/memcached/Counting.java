@@ -124,15 +124,20 @@ final class Counting {
 
   /** Gives each update's delta back; a running counter's line learns it changed. */
   void decrement(List<CounterUpdate> updates) {
-    for (CounterUpdate u : updates) {
-      String key = keys.key(u);
-      if (u.running()) {
-        lines.changed(key);
+    Wakeups.hold();
+    try {
+      for (CounterUpdate u : updates) {
+        String key = keys.key(u);
+        if (u.running()) {
+          lines.changed(key);
+        }
+        if (health.breaker(key).isClosed()) {
+          // Binary decr never goes below 0, and a missing key stays missing.
+          OperationFuture<Long> unused = client().asyncDecr(key, u.delta());
+        }
       }
-      if (health.breaker(key).isClosed()) {
-        // Binary decr never goes below 0, and a missing key stays missing.
-        OperationFuture<Long> unused = client().asyncDecr(key, u.delta());
-      }
+    } finally {
+      Wakeups.release();
     }
   }
 }
