@@ -8,7 +8,7 @@ import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
- * A small WebFlux API as a user writes it: one route, the starter on the class path (see {@link
+ * A small WebFlux API as a user writes it: two routes, the starter on the class path (see {@link
  * TestApp}).
  */
 @SpringBootConfiguration
@@ -28,6 +28,7 @@ class ReactiveTestApp {
   RouterFunction<ServerResponse> hello() {
     return RouterFunctions.route()
         .GET("/api/hello", r -> ServerResponse.ok().bodyValue("hello"))
+        .GET("/hello", r -> ServerResponse.ok().bodyValue("hello")) // no rule matches it
         .build();
   }
 }

@@ -2,10 +2,12 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.testkit.HttpConnection;
 import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.testkit.NonBlocking;
 import dev.sluice.testkit.RedisServer;
 import dev.sluice.webflux.SluiceWebFilter;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -57,20 +59,24 @@ class SluiceWebFluxStarterTest {
     try {
       return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     } catch (HttpTimeoutException e) {
-      // Where the request stopped: every thread's stack, in the test's output.
-      StringBuilder dump = new StringBuilder("no answer in 30 s; the threads:\n");
-      Thread.getAllStackTraces()
-          .forEach(
-              (thread, stack) -> {
-                dump.append('"').append(thread.getName()).append("\" ");
-                dump.append(thread.getState()).append('\n');
-                for (StackTraceElement frame : stack) {
-                  dump.append("    at ").append(frame).append('\n');
-                }
-              });
-      System.out.println(dump);
+      printThreads("no answer in 30 s");
       throw e;
     }
+  }
+
+  /** Where a request stopped: every thread's stack, in the test's output. */
+  private static void printThreads(String why) {
+    StringBuilder dump = new StringBuilder(why).append("; the threads:\n");
+    Thread.getAllStackTraces()
+        .forEach(
+            (thread, stack) -> {
+              dump.append('"').append(thread.getName()).append("\" ");
+              dump.append(thread.getState()).append('\n');
+              for (StackTraceElement frame : stack) {
+                dump.append("    at ").append(frame).append('\n');
+              }
+            });
+    System.out.println(dump);
   }
 
   @Test
@@ -91,6 +97,7 @@ class SluiceWebFluxStarterTest {
                 "sluice.memcached.operation-timeout=1s")) {
       assertLimited(app);
       assertEveryRequestAnswered(app);
+      assertQueuedRequestsAnswered(app);
       assertThat(get(app, "/actuator/prometheus", null).body()).contains("sluice_store_calls");
     }
   }
@@ -105,6 +112,7 @@ class SluiceWebFluxStarterTest {
                 "sluice.redis.operation-timeout=1s")) {
       assertLimited(app);
       assertEveryRequestAnswered(app);
+      assertQueuedRequestsAnswered(app);
       assertThat(get(app, "/actuator/prometheus", null).body()).contains("sluice_store_calls");
     }
   }
@@ -116,6 +124,31 @@ class SluiceWebFluxStarterTest {
   private void assertEveryRequestAnswered(ConfigurableApplicationContext app) throws Exception {
     for (int i = 0; i < 500; i++) {
       assertThat(get(app, "/api/hello", "client-" + i).statusCode()).isEqualTo(200);
+    }
+  }
+
+  /**
+   * A request that arrives while the one before it on its connection waits for the store, and that
+   * no rule matches, is answered, and so is the next request on that connection. Reactor Netty
+   * before 1.3.8 (Spring Boot 4.0.7's is 1.3.6) left the connection unread after a request that
+   * completed inside its dispatch of queued requests (reactor-netty#4361), the next request waiting
+   * until the client gave up. On Spring Boot 3.5 this application runs on Tomcat.
+   */
+  private static void assertQueuedRequestsAnswered(ConfigurableApplicationContext app)
+      throws Exception {
+    for (int i = 0; i < 10; i++) {
+      try (HttpConnection c = new HttpConnection(TestApp.port(app), Duration.ofSeconds(10))) {
+        c.send(
+            HttpConnection.get("/api/hello", "X-Client: queued-" + i),
+            HttpConnection.get("/hello"));
+        assertThat(c.next()).startsWith("HTTP/1.1 200").endsWith("hello");
+        assertThat(c.next()).startsWith("HTTP/1.1 200").endsWith("hello");
+        c.send(HttpConnection.get("/hello"));
+        assertThat(c.next()).startsWith("HTTP/1.1 200").endsWith("hello");
+      } catch (SocketTimeoutException e) {
+        printThreads("no answer in 10 s on a connection with queued requests");
+        throw e;
+      }
     }
   }
 

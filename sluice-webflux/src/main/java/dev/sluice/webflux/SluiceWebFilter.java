@@ -14,6 +14,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -26,6 +28,7 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 import reactor.netty.Connection;
+import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 
 /**
@@ -113,18 +116,54 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty
-   * and the decision is not made yet (a decision made at once goes on in the calling thread): the
-   * rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not in
-   * the store's thread. Continued from another thread, Reactor Netty 1.2 and 1.3 (Spring Boot 3.5
-   * and 4) left about one response in a thousand unsent.
+   * {@code decided}, completing on the request's own event loop when the server is Reactor Netty:
+   * the rest of the chain (the handler, the response) then runs where Reactor Netty expects it, not
+   * in the store's thread. Continued from the store's thread, Reactor Netty 1.2 and 1.3 left about
+   * one response in a thousand unsent. A decision made at once goes on in the calling thread,
+   * except before Reactor Netty 1.3.8 ({@link #queuedRequestsStall}), where it too goes on in a
+   * task of its own (about 2 µs a request).
    */
   private static CompletionStage<Admission> onTheRequestsLoop(
       CompletionStage<Admission> decided, ServerWebExchange exchange) {
-    if (!REACTOR_NETTY || decided.toCompletableFuture().isDone()) {
+    if (!REACTOR_NETTY
+        || (!ReactorNetty.QUEUED_REQUESTS_STALL && decided.toCompletableFuture().isDone())) {
       return decided;
     }
     return ReactorNetty.onTheLoop(decided, exchange.getRequest());
+  }
+
+  private static final Pattern VERSION = Pattern.compile("(\\d{1,9})\\.(\\d{1,9})\\.(\\d{1,9})");
+
+  /**
+   * Whether Reactor Netty {@code version} (null when unknown) leaves a connection unread after a
+   * request that completes inside its dispatch of queued requests (reactor-netty#4361, fixed in
+   * 1.3.8): a request that arrived while the one before it on its connection was still being
+   * answered (pipelined, or a keep-alive request racing the end of the previous response), then
+   * answered at once. The client's next request on that connection waits until the client gives up.
+   * A decision made at once continuing in a task of its own keeps every request that reaches this
+   * filter from completing there. A version other than a release's {@code major.minor.patch} counts
+   * as unknown.
+   */
+  static boolean queuedRequestsStall(String version) {
+    Matcher v = version == null ? null : VERSION.matcher(version);
+    if (v == null || !v.matches()) {
+      return true;
+    }
+    int major = Integer.parseInt(v.group(1));
+    int minor = Integer.parseInt(v.group(2));
+    int patch = Integer.parseInt(v.group(3));
+    return major < 1 || (major == 1 && (minor < 3 || (minor == 3 && patch < 8)));
+  }
+
+  /**
+   * The version of {@code reactorNettyHttp}, the package of Reactor Netty's HTTP server, from its
+   * jar's manifest; null when the package's manifest is not reactor-netty-http's (a shaded jar's,
+   * or none on the module path).
+   */
+  static String reactorNettyVersion(Package reactorNettyHttp) {
+    return "reactor-netty-http".equals(reactorNettyHttp.getImplementationTitle())
+        ? reactorNettyHttp.getImplementationVersion()
+        : null;
   }
 
   private static final String FORWARDED = "Forwarded";
@@ -136,6 +175,9 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
   /** Reactor Netty's types, loaded only when it is on the class path. */
   private static final class ReactorNetty {
+
+    static final boolean QUEUED_REQUESTS_STALL =
+        queuedRequestsStall(reactorNettyVersion(HttpServer.class.getPackage()));
 
     /** The request's Reactor Netty connection, or null on another server or a mock. */
     private static Connection connection(ServerHttpRequest request) {

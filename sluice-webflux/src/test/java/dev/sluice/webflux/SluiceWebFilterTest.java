@@ -1,6 +1,8 @@
 package dev.sluice.webflux;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Algorithm;
@@ -13,6 +15,7 @@ import dev.sluice.spi.CounterStore;
 import dev.sluice.store.inmemory.InMemoryCounterStore;
 import dev.sluice.store.memcached.MemcachedCounterStore;
 import dev.sluice.store.redis.RedisCounterStore;
+import dev.sluice.testkit.HttpConnection;
 import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.testkit.RedisServer;
 import java.io.IOException;
@@ -51,6 +54,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 import reactor.core.publisher.Sinks;
 import reactor.netty.Connection;
+import reactor.netty.http.server.HttpServer;
 
 /**
  * The WebFlux filter on a real Reactor Netty server, BlockHound installed: the servlet filter's
@@ -177,6 +181,67 @@ class SluiceWebFilterTest {
         }
       }
     }
+  }
+
+  /**
+   * A request that arrives while the one before it on its connection is still being answered
+   * (pipelined here; a keep-alive request can race the end of the previous response the same way)
+   * and that the filter decides at once is answered, and so is the next request on that connection.
+   * Completed inside Reactor Netty's dispatch of queued requests, such a request left the
+   * connection unread (reactor-netty#4361): the next request waited until the client gave up. The
+   * request ahead is kept in flight by the application's own slow handler, and by the store.
+   */
+  @Test
+  void aRequestQueuedBehindAnotherIsAnsweredAndTheConnectionReadOn() throws Exception {
+    RouterFunction<ServerResponse> routes =
+        RouterFunctions.route()
+            .GET("/api/{*rest}", r -> ServerResponse.ok().bodyValue("hello"))
+            .GET(
+                "/slow",
+                r -> Mono.delay(Duration.ofMillis(20)).then(ServerResponse.ok().bodyValue("slow")))
+            .GET("/open", r -> ServerResponse.ok().bodyValue("open"))
+            .build();
+    try (RedisServer redis = RedisServer.start();
+        RedisCounterStore onRedis =
+            RedisCounterStore.builder()
+                .uri(redis.uri())
+                .prefix("queued")
+                .operationTimeout(Duration.ofSeconds(5))
+                .build()) {
+      for (CounterStore store : List.<CounterStore>of(InMemoryCounterStore.create(), onRedis)) {
+        try (WebFluxServer app = new WebFluxServer(limiter(store, PER_KEY), routes)) {
+          for (int i = 0; i < 10; i++) {
+            String ahead =
+                store == onRedis
+                    ? HttpConnection.get("/api/queued", "X-Api-Key: q" + i)
+                    : HttpConnection.get("/slow");
+            try (HttpConnection c = new HttpConnection(app.port(), Duration.ofSeconds(5))) {
+              c.send(ahead, HttpConnection.get("/open"));
+              assertTrue(c.next().startsWith("HTTP/1.1 200"), "the request ahead");
+              assertTrue(c.next().endsWith("\r\n\r\nopen"), "the request queued behind it");
+              c.send(HttpConnection.get("/open"));
+              assertTrue(c.next().endsWith("\r\n\r\nopen"), "the next request, " + store);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void reactorNettyReleasesBefore138AreTheOnesThatLeaveAQueuedRequestsConnectionUnread() {
+    for (String stalls :
+        new String[] {null, "", "snapshot", "0.9.25", "1.2.18", "1.2.99", "1.3.7", "1.3.8-M1"}) {
+      assertTrue(SluiceWebFilter.queuedRequestsStall(stalls), stalls);
+    }
+    for (String fixed : new String[] {"1.3.8", "1.3.10", "1.4.0", "2.0.0"}) {
+      assertFalse(SluiceWebFilter.queuedRequestsStall(fixed), fixed);
+    }
+    assertTrue(SluiceWebFilter.queuedRequestsStall("99999999999.0.0"), "too long to be a release");
+    // Read from reactor-netty-http's own manifest: here Spring Boot 3.5's 1.2.
+    String here = SluiceWebFilter.reactorNettyVersion(HttpServer.class.getPackage());
+    assertTrue(here != null && here.startsWith("1.2."), "the version on this class path: " + here);
+    assertNull(SluiceWebFilter.reactorNettyVersion(Test.class.getPackage()), "another jar's");
   }
 
   private static void assertLimited(WebFluxServer app) throws IOException {
