@@ -277,20 +277,31 @@ final class FleetModels {
 
   /**
    * A fixed window's count; {@code denying}: counters were lost in this window, and an instance
-   * whose deny cache saw the client over its limit may still refuse it until the window ends.
+   * whose deny cache saw the client over its limit may still refuse it until the window ends;
+   * {@code previousFull}: the window before this one ended at its limit (or denying), so a refusal
+   * an instance places there, within the clock's error of this window's start, is its due.
    */
-  record Fixed(long window, long count, boolean denying) {}
+  record Fixed(long window, long count, boolean denying, boolean previousFull) {}
 
   /** A fixed window: {@code limit} per window of {@code period} ms; a refusal is refunded. */
   record FixedModel(long limit, long period) implements Model<Fixed>, Forcing<Fixed> {
     @Override
     public Fixed fresh() {
-      return new Fixed(Long.MIN_VALUE, 0, false);
+      return new Fixed(Long.MIN_VALUE, 0, false, false);
     }
 
     @Override
     public List<Fixed> reset(Fixed s) {
-      return List.of(new Fixed(s.window(), 0, true));
+      return List.of(new Fixed(s.window(), 0, true, s.previousFull()));
+    }
+
+    /** The state of window {@code w}, at or after {@code s}'s. */
+    private Fixed in(Fixed s, long w) {
+      if (w == s.window()) {
+        return s;
+      }
+      boolean full = w == s.window() + 1 && (s.count() >= limit || s.denying());
+      return new Fixed(w, 0, false, full);
     }
 
     @Override
@@ -298,12 +309,19 @@ final class FleetModels {
       List<Fixed> out = new ArrayList<>();
       for (long w = Math.floorDiv(lo, period); w <= Math.floorDiv(hi, period); w++) {
         if (w < s.window()) {
-          continue; // this client's earlier request was decided in a later window
+          // This client's earlier request was decided in a later window. An instance whose clock
+          // is behind the one that decided it may still refuse in the full window before.
+          if (w == s.window() - 1 && !admitted && s.previousFull()) {
+            out.add(s);
+          }
+          continue;
         }
-        Fixed in = w == s.window() ? s : new Fixed(w, 0, false);
+        Fixed in = in(s, w);
         boolean pass = in.count() + 1 <= limit;
         if (pass == admitted) {
-          out.add(new Fixed(w, admitted ? in.count() + 1 : in.count(), in.denying()));
+          out.add(
+              new Fixed(
+                  w, admitted ? in.count() + 1 : in.count(), in.denying(), in.previousFull()));
         } else if (!admitted && in.denying()) {
           out.add(in);
         }
@@ -313,9 +331,13 @@ final class FleetModels {
 
     @Override
     public List<Fixed> force(Fixed s, long lo, long hi, boolean admitted) {
-      long w = Math.max(s.window(), Math.floorDiv(hi, period));
-      Fixed in = w == s.window() ? s : new Fixed(w, 0, false);
-      return List.of(new Fixed(w, admitted ? in.count() + 1 : in.count(), in.denying()));
+      Fixed in = in(s, Math.max(s.window(), Math.floorDiv(hi, period)));
+      return List.of(
+          new Fixed(
+              in.window(),
+              admitted ? in.count() + 1 : in.count(),
+              in.denying(),
+              in.previousFull()));
     }
   }
 
