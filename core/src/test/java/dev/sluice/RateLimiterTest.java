@@ -9,6 +9,8 @@ import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.RecordingStore;
 import dev.sluice.spi.ReferenceCounterStore;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -111,7 +113,11 @@ class RateLimiterTest {
       @ForAll @IntRange(min = 257, max = 9_000) int length, @ForAll char last) {
     RecordingStore recorded = new RecordingStore(new ReferenceCounterStore());
     RateLimiter limiter =
-        RateLimiter.fixedWindow(recorded).id("r").tier(2, Duration.ofSeconds(1)).build();
+        RateLimiter.fixedWindow(recorded)
+            .id("r")
+            .tier(2, Duration.ofSeconds(1))
+            .clock(InstantSource.fixed(Instant.parse("2026-01-01T00:00:00.5Z")))
+            .build();
     String prefix = "k".repeat(length - 1);
     String other = last == 'x' ? "y" : "x";
     assertTrue(limiter.tryAcquire(prefix + last).allowed());

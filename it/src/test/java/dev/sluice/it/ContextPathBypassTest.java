@@ -66,7 +66,7 @@ class ContextPathBypassTest {
           - id: lead
             match: { methods: [POST], path: "/api/v1/lead/{id}" }
             key: [path:id]
-            algorithm: fixed-window
+            algorithm: token-bucket
             tiers: [ { limit: 5, period: 1h } ]
         """);
 

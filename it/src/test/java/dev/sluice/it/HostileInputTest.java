@@ -63,7 +63,8 @@ class HostileInputTest {
       RateLimiter limiter =
           RateLimiter.fixedWindow(store)
               .id("r")
-              .tier(2, Duration.ofHours(1))
+              // A window the test cannot cross: each identity's two requests share one.
+              .tier(2, Duration.ofDays(365))
               .denyCacheSize(0)
               .build();
       for (String id : hostile) {
@@ -193,7 +194,7 @@ class HostileInputTest {
       """
       trustedProxies: [127.0.0.1/32]
       rules:
-        - { id: by-ip, match: { prefix: /api/v1/report }, key: [ip], algorithm: fixed-window,
+        - { id: by-ip, match: { prefix: /api/v1/report }, key: [ip], algorithm: token-bucket,
             tiers: [ { limit: 3, period: 1h } ] }
       """;
 
@@ -263,7 +264,7 @@ class HostileInputTest {
     String rules =
         """
         rules:
-          - { id: report, match: { prefix: /api/v1/report }, key: [header:X-Api-Key], algorithm: fixed-window,
+          - { id: report, match: { prefix: /api/v1/report }, key: [header:X-Api-Key], algorithm: token-bucket,
               tiers: [ { limit: 5, period: 1h } ] }
         """;
     try (App app =

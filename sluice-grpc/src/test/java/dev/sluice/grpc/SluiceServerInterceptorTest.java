@@ -202,8 +202,8 @@ class SluiceServerInterceptorTest {
       Rule.builder("per-key")
           .path("/sluice.test.Echo/Say")
           .key("header:x-api-key")
-          .algorithm(Algorithm.FIXED_WINDOW)
-          .tier(3, Duration.ofMinutes(1))
+          .algorithm(Algorithm.TOKEN_BUCKET)
+          .tier(3, Duration.ofHours(1))
           .build();
 
   @Test
@@ -247,10 +247,10 @@ class SluiceServerInterceptorTest {
       }
     }
     assertNotNull(retry, "a RetryInfo");
-    // Until the minute's window ends: under a second when the call falls at its end.
+    // Until the bucket holds a permit again: a third of its hour.
     com.google.protobuf.Duration delay = retry.getRetryDelay();
     long delayNanos = delay.getSeconds() * 1_000_000_000L + delay.getNanos();
-    assertTrue(delayNanos > 0 && delayNanos <= 60_000_000_000L, retry::toString);
+    assertTrue(delayNanos > 0 && delayNanos <= 1_200_000_000_000L, retry::toString);
     assertEquals("echo hi", say("other"), "another key has its own limit");
   }
 
@@ -264,8 +264,8 @@ class SluiceServerInterceptorTest {
         Rule.builder("per-peer")
             .path("/sluice.test.Echo/*")
             .key("ip")
-            .algorithm(Algorithm.FIXED_WINDOW)
-            .tier(2, Duration.ofMinutes(1))
+            .algorithm(Algorithm.TOKEN_BUCKET)
+            .tier(2, Duration.ofHours(1))
             .build();
     start(InMemoryCounterStore.create(), perPeer);
     assertEquals("echo hi", say("a"));
@@ -332,8 +332,8 @@ class SluiceServerInterceptorTest {
       Rule.builder("per-client")
           .path("/sluice.test.Echo/Say")
           .key("ip")
-          .algorithm(Algorithm.FIXED_WINDOW)
-          .tier(2, Duration.ofMinutes(1))
+          .algorithm(Algorithm.TOKEN_BUCKET)
+          .tier(2, Duration.ofHours(1))
           .build();
 
   @Test
@@ -405,8 +405,8 @@ class SluiceServerInterceptorTest {
         Rule.builder("per-user")
             .path("/sluice.test.Echo/Say")
             .key("user")
-            .algorithm(Algorithm.FIXED_WINDOW)
-            .tier(1, Duration.ofMinutes(1))
+            .algorithm(Algorithm.TOKEN_BUCKET)
+            .tier(1, Duration.ofHours(1))
             .build();
     // The last interceptor given runs first: authentication, then the limit.
     start(

@@ -67,8 +67,8 @@ class SluiceWebFilterTest {
       Rule.builder("per-key")
           .path("/api/**")
           .key("header:X-Api-Key")
-          .algorithm(Algorithm.FIXED_WINDOW)
-          .tier(3, Duration.ofMinutes(1))
+          .algorithm(Algorithm.TOKEN_BUCKET)
+          .tier(3, Duration.ofHours(1))
           .build();
 
   /** One request at a time per key. */
@@ -491,7 +491,7 @@ class SluiceWebFilterTest {
         Rule.builder("per-client")
             .path("/api/**")
             .key("ip")
-            .algorithm(Algorithm.FIXED_WINDOW)
+            .algorithm(Algorithm.TOKEN_BUCKET)
             .tier(3, Duration.ofHours(1))
             .build();
     RuleSet rules =
@@ -537,7 +537,7 @@ class SluiceWebFilterTest {
             .methods("GET")
             .path("/api/v1/report")
             .key("ip")
-            .algorithm(Algorithm.FIXED_WINDOW)
+            .algorithm(Algorithm.TOKEN_BUCKET)
             .tier(5, Duration.ofHours(1))
             .build();
     Rule lead =
@@ -545,7 +545,7 @@ class SluiceWebFilterTest {
             .methods("POST")
             .path("/api/v1/lead/{id}")
             .key("ip")
-            .algorithm(Algorithm.FIXED_WINDOW)
+            .algorithm(Algorithm.TOKEN_BUCKET)
             .tier(5, Duration.ofHours(1))
             .build();
     RuleSet rules =
