@@ -145,6 +145,15 @@ final class FleetModels {
      * outcome: admitted (counted) or refused.
      */
     List<S> step(S s, long lo, long hi, boolean admitted);
+
+    /**
+     * The same possibilities in fewer states, where the model can join them exactly: a request
+     * either outcome explains keeps every state and adds each one's successor, so without joining,
+     * a client's states could double with each such request.
+     */
+    default Set<S> merge(Set<S> states) {
+      return states;
+    }
   }
 
   /**
@@ -188,7 +197,7 @@ final class FleetModels {
           for (S s : states) {
             widened.addAll(model.reset(s));
           }
-          states = widened;
+          states = model.merge(widened);
         }
         previous = r.sentMillis();
         Set<S> next = new LinkedHashSet<>();
@@ -200,7 +209,7 @@ final class FleetModels {
           verdict.refused += status == 429 ? 1 : 0;
           next.addAll(states);
           states.forEach(s -> next.addAll(forced(model, s, lo, hi, deltas, true)));
-          states = next;
+          states = model.merge(next);
           continue;
         }
         if (status == 200 && r.answer().counted()) {
@@ -239,7 +248,7 @@ final class FleetModels {
           verdict.violations.add("neither 200 nor 429: " + r);
           next.addAll(states);
         }
-        states = next;
+        states = model.merge(next);
       }
     }
     return verdict;
@@ -452,6 +461,31 @@ final class FleetModels {
         return List.of();
       }
       return List.of(new Tat(Math.max(s.earliest(), lo + slack), s.latest()));
+    }
+
+    /**
+     * Overlapping intervals joined: each state says only that the TAT lies in its interval, so two
+     * that overlap say exactly what their join says.
+     */
+    @Override
+    public Set<Tat> merge(Set<Tat> states) {
+      if (states.size() < 2) {
+        return states;
+      }
+      List<Tat> sorted = new ArrayList<>(states);
+      sorted.sort(Comparator.comparingDouble(Tat::earliest));
+      Set<Tat> out = new LinkedHashSet<>();
+      Tat run = sorted.get(0);
+      for (Tat t : sorted.subList(1, sorted.size())) {
+        if (t.earliest() <= run.latest()) {
+          run = new Tat(run.earliest(), Math.max(run.latest(), t.latest()));
+        } else {
+          out.add(run);
+          run = t;
+        }
+      }
+      out.add(run);
+      return out;
     }
 
     @Override
