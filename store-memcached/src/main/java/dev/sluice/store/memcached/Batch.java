@@ -73,9 +73,10 @@ final class Batch {
         current[i] = counting.keys.key(u);
         continue;
       }
-      String name = counting.keys.name(u);
+      Keys.Named named = counting.keys.named(u);
+      String name = named.name();
       names[i] = name;
-      current[i] = name + u.window();
+      current[i] = named.key();
       // Slots given back after their window ended lower its count: read it every time.
       long cached =
           u.released() ? PreviousCounts.UNKNOWN : counting.previous.get(name, u.window() - 1);

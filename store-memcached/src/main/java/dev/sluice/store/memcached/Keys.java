@@ -43,14 +43,81 @@ final class Keys {
 
   /** The key of the update's counter: its window's, or its running value's. */
   String key(CounterUpdate u) {
-    return u.running() ? counter(u) + RUNNING_FORMAT : name(u) + u.window();
+    return u.running() ? counter(u) + RUNNING_FORMAT : named(u).key();
   }
 
   /**
-   * A window counter's key without its window: {@code {prefix}:{policy}:{identity}:{period}:w1.}.
+   * A window counter's name, its key without its window ({@code
+   * {prefix}:{policy}:{identity}:{period}:w1.}), and its key in one window; immutable, so a slot
+   * read without a lock sees one whole.
    */
-  String name(CounterUpdate u) {
-    return counter(u) + WINDOW_FORMAT + '.';
+  record Named(
+      String policy, String identity, long periodMillis, String name, long window, String key) {
+
+    /** When the window counted last began: an hour's counter's began before a second's. */
+    long start() {
+      return window * periodMillis;
+    }
+
+    boolean names(String policy, String identity, long periodMillis) {
+      return this.periodMillis == periodMillis
+          && this.identity.equals(identity)
+          && this.policy.equals(policy);
+    }
+  }
+
+  /** 4,096 pairs of slots in {@link #named}. */
+  private static final int NAMED_BITS = 13;
+
+  /**
+   * Identities kept in {@link #named} are at most this long; a longer one (a bearer token) is named
+   * anew each time, so the table holds at most a few megabytes.
+   */
+  private static final int MAX_NAMED_IDENTITY = 128;
+
+  /**
+   * Recent counters' names and keys. The same counters come back decision after decision and sync
+   * after sync, and building a name (checking and joining its parts) costs more than the rest of
+   * its {@code incr}'s queueing on this side; the same {@code String} each time also keeps its hash
+   * for the previous counts' table.
+   */
+  private final Named[] named = new Named[1 << NAMED_BITS];
+
+  /** The update's window counter's name and key, from the recent ones when there. */
+  Named named(CounterUpdate u) {
+    String policy = u.policy();
+    String identity = u.identity();
+    long period = u.periodMillis();
+    if (identity.length() > MAX_NAMED_IDENTITY) {
+      String name = counter(u) + WINDOW_FORMAT + '.';
+      return new Named(policy, identity, period, name, u.window(), name + u.window());
+    }
+    int h = (identity.hashCode() * 31 + policy.hashCode()) * 31 + Long.hashCode(period);
+    // Two slots a counter may be in: a pair, so two busy counters of one slot both stay.
+    int first = ((h * 0x9E3779B9) >>> (Integer.SIZE - NAMED_BITS)) & ~1;
+    Named a = named[first];
+    Named b = named[first + 1];
+    int slot;
+    Named n;
+    if (a != null && a.names(policy, identity, period)) {
+      slot = first;
+      n = a;
+    } else if (b != null && b.names(policy, identity, period)) {
+      slot = first + 1;
+      n = b;
+    } else {
+      // A new counter takes an empty slot, else the one whose window was counted longest ago.
+      slot = (a == null || (b != null && a.start() <= b.start())) ? first : first + 1;
+      n = null;
+    }
+    long window = u.window();
+    if (n != null && n.window() == window) {
+      return n;
+    }
+    String name = n != null ? n.name() : counter(u) + WINDOW_FORMAT + '.';
+    n = new Named(policy, identity, period, name, window, name + window);
+    named[slot] = n;
+    return n;
   }
 
   private String counter(CounterUpdate u) {

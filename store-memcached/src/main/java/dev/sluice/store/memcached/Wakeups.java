@@ -48,7 +48,8 @@ public final class Wakeups {
    * #together}.
    *
    * <p>The connections are spymemcached's own {@code MemcachedConnection} but for the wake-up: a
-   * {@code createConnection} of {@code f}'s own is not called.
+   * {@code createConnection} of {@code f}'s own is not called. With one server, every key goes to
+   * it, without asking {@code f}'s locator (which would hash the key).
    *
    * @param f the factory to build a client on, as {@code ConnectionFactoryBuilder} makes it
    * @return a factory for {@code new MemcachedClient(factory, servers)}
@@ -215,7 +216,7 @@ public final class Wakeups {
 
     @Override
     public NodeLocator createLocator(List<MemcachedNode> nodes) {
-      return f.createLocator(nodes);
+      return nodes.size() == 1 ? new OneNodeLocator(nodes.get(0)) : f.createLocator(nodes);
     }
 
     @Override

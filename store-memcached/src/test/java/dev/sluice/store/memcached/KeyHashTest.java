@@ -1,6 +1,8 @@
 package dev.sluice.store.memcached;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.CounterUpdate;
@@ -13,10 +15,12 @@ import java.util.Map;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.spy.memcached.ConnectionFactoryBuilder;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.HashAlgorithm;
 import net.spy.memcached.KetamaNodeLocator;
 import net.spy.memcached.MemcachedNode;
+import net.spy.memcached.NodeLocator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -135,6 +139,34 @@ class KeyHashTest {
     }
     double share = moved / (double) keys.size();
     assertTrue(share > 0.15 && share < 0.35, "the fourth server took " + share);
+  }
+
+  /**
+   * With one server the store's client places keys without the ring, and where the ring would: on
+   * that server. With two it keeps the ring.
+   */
+  @Test
+  void oneServerTakesEveryKeyAsTheRingWouldPlaceIt() {
+    var factory =
+        Wakeups.factory(
+            new ConnectionFactoryBuilder()
+                .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
+                .setHashAlg(KeyHash.INSTANCE)
+                .build());
+    List<MemcachedNode> one = nodes(1);
+    NodeLocator locator = factory.createLocator(one);
+    KetamaNodeLocator ring = new KetamaNodeLocator(one, KeyHash.INSTANCE);
+    for (String key : keys(20_000, 7)) {
+      assertSame(ring.getPrimary(key), locator.getPrimary(key), key);
+    }
+    assertTrue(locator instanceof OneNodeLocator, "one: no ring");
+    assertEquals(one, List.copyOf(locator.getAll()));
+    assertEquals(
+        one.get(0).getSocketAddress(),
+        locator.getReadonlyCopy().getPrimary("k").getSocketAddress(),
+        "the read-only copy's");
+    assertThrows(UnsupportedOperationException.class, () -> locator.updateLocator(nodes(2)));
+    assertTrue(factory.createLocator(nodes(2)) instanceof KetamaNodeLocator, "two: the ring");
   }
 
   @Test
