@@ -6,14 +6,14 @@
 # Unlike JFR's execution samples, which also count a thread that is runnable but waiting for a
 # core, this is CPU spent. The load and rules are cost.sh's.
 #
-#   docs/bench/thread-cost.sh in-memory | memcached | two-layer      # ROUNDS=3 runs of 10 s
+#   docs/bench/thread-cost.sh off | in-memory | memcached | two-layer    # ROUNDS=3 runs of 10 s
 #   JAR=/path/to/other/sluice-example.jar docs/bench/thread-cost.sh two-layer
 #
 # Run it under the build lock where builds share the machine.
 set -euo pipefail
 # shellcheck source=jit-quiet.sh
 . "$(dirname "$0")/jit-quiet.sh"
-MODE=${1:?in-memory, memcached or two-layer}
+MODE=${1:?off, in-memory, memcached or two-layer}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-25s}
@@ -24,6 +24,7 @@ WORK=$(mktemp -d)
 RULES=docs/bench/wrk-rules.yaml
 ARGS=()
 case $MODE in
+  off) RULES=docs/bench/off.yaml ;;
   in-memory) ;;
   memcached) ARGS=(--memcached "127.0.0.1:$((PORT + 1))") ;;
   two-layer)

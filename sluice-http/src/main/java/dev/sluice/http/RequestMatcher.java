@@ -162,15 +162,17 @@ final class RequestMatcher {
         }
       }
       current = null;
+      SheddingPlan s = bound == null ? c.shed() : null;
       if (failure != null) {
-        if (!added || failsClosed(failedRule)) {
+        if (failsClosed(failedRule) || (!added && s == null)) {
           engine.add(out, failedRule.policy, "");
           engine.failed(out, failure);
           return FAILED;
         }
+        // The other rules decide, or the load shedders alone: a client cannot leave them out by
+        // making the only rule that matches throw.
         engine.reportFailure(failure);
       }
-      SheddingPlan s = bound == null ? c.shed() : null;
       if (s == null) {
         return UNSHED;
       }

@@ -111,6 +111,97 @@ class LoadSheddingTest {
     assertTrue(out.allowed(), "a released slot is free at once");
   }
 
+  /**
+   * A client that makes the only rule's key resolver throw (a malformed token) is still subject to
+   * both load shedders: the rule fails open, the shedders do not.
+   */
+  @Test
+  void aResolverThatThrowsLeavesTheSheddersIn() {
+    java.util.concurrent.atomic.AtomicInteger errors =
+        new java.util.concurrent.atomic.AtomicInteger();
+    RequestLimiter l =
+        RequestLimiter.builder(store)
+            .clock(clock)
+            .listener(
+                new DecisionListener() {
+                  @Override
+                  public void onDecision(List<String> r, dev.sluice.Decision d, long n) {}
+
+                  @Override
+                  public void onShed(String priorityClass, String shedder) {
+                    shed.add(priorityClass + "/" + shedder);
+                  }
+
+                  @Override
+                  public void onError(Throwable error) {
+                    errors.incrementAndGet();
+                  }
+                })
+            .keyResolver(
+                "customer",
+                req -> {
+                  throw new IllegalArgumentException("not a token");
+                })
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("customer")
+                            .key("app:customer")
+                            .tier(1_000, Duration.ofMinutes(1))
+                            .build())
+                    .shedding(
+                        Shedding.builder()
+                            .classes(CLASSES)
+                            .fleet(4, 0.25)
+                            .workers(2)
+                            .delay(Duration.ZERO)
+                            .build())
+                    .build())
+            .build();
+    Outcome out = new Outcome();
+    List<Slots> held = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      held.add(enter(l, read(), out));
+      assertTrue(out.allowed(), "non-critical " + i + " of 3 = 4 × (1 − 0.25)");
+      assertEquals("reads", out.priorityClass());
+    }
+    assertEquals(3, l.loadShedder().orElseThrow().inFlight(), "in flight on the workers");
+    enter(l, read(), out);
+    assertFalse(out.allowed(), "the fleet's capacity holds for a request whose rule failed");
+    assertTrue(out.shed());
+    assertEquals(503, RateLimitHeaders.status(out));
+    assertEquals(List.of("reads/fleet-usage"), shed);
+    assertEquals(4, errors.get(), "each failure told");
+    for (Slots s : held) {
+      s.release();
+    }
+    assertEquals(0, l.loadShedder().orElseThrow().inFlight());
+
+    // Without shedding the rule alone decides, as on a store failure: open.
+    RequestLimiter open =
+        RequestLimiter.builder(new ReferenceCounterStore())
+            .clock(clock)
+            .keyResolver(
+                "customer",
+                req -> {
+                  throw new IllegalArgumentException("not a token");
+                })
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("customer")
+                            .key("app:customer")
+                            .tier(1, Duration.ofMinutes(1))
+                            .build())
+                    .build())
+            .build();
+    for (int i = 0; i < 3; i++) {
+      open.decide(read(), out);
+      assertTrue(out.allowed(), "failed open");
+      assertEquals(dev.sluice.StoreStatus.FAILED_OPEN, out.storeStatus());
+    }
+  }
+
   @Test
   void theWorkerShedderShedsTheLowestClassFirstAndNeverCritical() {
     RequestLimiter l =
