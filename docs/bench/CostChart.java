@@ -39,12 +39,12 @@ public class CostChart {
     CategoryChart c =
         new CategoryChartBuilder()
             .width(1000)
-            .height(620)
+            .height(820)
             .title("CPU per request (docs/bench/cost.sh)")
             .yAxisTitle("µs of CPU per request")
             .build();
     c.getStyler().setStacked(true);
-    c.getStyler().setXAxisLabelRotation(40);
+    c.getStyler().setXAxisLabelRotation(90);
     c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     c.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
     c.addSeries("server process", names, server);
