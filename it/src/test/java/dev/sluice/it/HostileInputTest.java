@@ -313,6 +313,26 @@ class HostileInputTest {
               + seen);
       assertTrue(served <= 5, "served " + served + " over a limit of 5: " + seen);
 
+      // The same key, spent, and padded as HTTP and an application reading it would trim it.
+      assertEquals(
+          429,
+          raw(
+              app.port,
+              "GET /api/v1/report HTTP/1.1\r\nHost: x\r\nX-Api-Key: same\r\nConnection: close\r\n\r\n"));
+      String[] paddings = {"same\t", "same \t", "\tsame", "same\u0001", "\u0001same", "same\u001f"};
+      int paddedServed = 0;
+      for (String key : paddings) {
+        int status =
+            raw(
+                app.port,
+                "GET /api/v1/report HTTP/1.1\r\nHost: x\r\nX-Api-Key: "
+                    + key
+                    + "\r\nConnection: close\r\n\r\n");
+        paddedServed += status == 200 ? 1 : 0;
+        assertTrue(status < 500, "a padded key gave " + status);
+      }
+      assertEquals(0, paddedServed, "a spent key, padded, served");
+
       int odd =
           raw(
               app.port,

@@ -90,7 +90,13 @@ final class KeySource {
         switch (kind) {
           case USER -> request.principal().orElse(null);
           case IP -> clients.resolve(request);
-          case HEADER -> request.header(name).orElse(null);
+          case HEADER -> {
+            // HTTP leaves whitespace around a field value out of it, and an application that reads
+            // the same header (an authentication filter) trims it, control characters too: one
+            // key, one counter, however it is padded.
+            String h = request.header(name).orElse(null);
+            yield h == null ? null : h.trim();
+          }
           case PATH -> captures == null ? null : captures.get(name);
           case APP -> {
             KeyResolver r = apps.get(name);
