@@ -250,7 +250,8 @@ public final class Engine {
 
   /**
    * Logs {@code e} and tells the listener, for a failure that left the decision to the other
-   * policies: a rule whose key or quota could not be resolved, while other rules apply.
+   * policies: a rule whose key or quota could not be resolved, while other rules or the load
+   * shedders apply.
    */
   public void reportFailure(RuntimeException e) {
     evaluator.logFailure(e);

@@ -91,9 +91,7 @@ final class KeySource {
           case USER -> request.principal().orElse(null);
           case IP -> clients.resolve(request);
           case HEADER -> {
-            // HTTP leaves whitespace around a field value out of it, and an application that reads
-            // the same header (an authentication filter) trims it, control characters too: one
-            // key, one counter, however it is padded.
+            // RequestInfo.header trims; a RequestInfo of the application's own may not.
             String h = request.header(name).orElse(null);
             yield h == null ? null : h.trim();
           }

@@ -33,10 +33,17 @@ public interface RequestInfo {
   /** Every value of a header (case-insensitive name), in the order received; empty if absent. */
   List<String> headers(String name);
 
-  /** The first value of a header; empty if absent. */
+  /**
+   * The first value of a header, without the characters up to U+0020 around it (spaces, tabs,
+   * control characters: as {@link String#trim}, and as HTTP leaves whitespace around a field value
+   * out of it); empty if absent. A {@code header:} key and an application's {@link KeyResolver}
+   * read one value however a client pads it.
+   */
   default Optional<String> header(String name) {
     List<String> values = headers(name);
-    return values.isEmpty() ? Optional.empty() : Optional.ofNullable(values.get(0));
+    return values.isEmpty() || values.get(0) == null
+        ? Optional.empty()
+        : Optional.of(values.get(0).trim());
   }
 
   /**

@@ -71,10 +71,10 @@ public final class RequestLimiter {
    * Decides for one request into {@code out}, which the caller reuses; {@code out.applied()} is
    * false when no rule applies. Never throws: a store failure is decided as the rules' {@code
    * onStoreFailure} says. A key source or quota resolver that throws leaves its rule out while the
-   * other rules count as usual; it refuses the request (503) when its rule has {@code reject}, and
-   * lets it through when no other rule applies. Any other exception in the decision (a bug) lets
-   * the request through, or refuses it for a rule with {@code reject}. Each is logged at most every
-   * 10 s and told to the listener.
+   * other rules and the load shedders count as usual; it refuses the request (503) when its rule
+   * has {@code reject}, and, when nothing else applies, lets it through as failed open under its
+   * rule. Any other exception in the decision (a bug) lets the request through, or refuses it for a
+   * rule with {@code reject}. Each is logged at most every 10 s and told to the listener.
    *
    * @return whether the request may proceed
    */

@@ -75,6 +75,26 @@ class HeaderKeyTest {
     assertFalse(trimmed.allowed(), "the trimmed key is the same one");
   }
 
+  /** Keys that differ once trimmed (inner spaces and tabs included) keep their own counters. */
+  @Property(tries = 300)
+  void keysThatDifferTrimmedStayApart(
+      @ForAll("keys") String a, @ForAll("keys") String b, @ForAll("padding") String pad) {
+    net.jqwik.api.Assume.that(!a.trim().equals(b.trim()));
+    RequestLimiter l = oneAnHour();
+    assertTrue(call(l, pad + a + pad).orElseThrow().allowed());
+    assertTrue(
+        call(l, b).orElseThrow().allowed(), "[" + escape(b) + "] is not [" + escape(a) + "]");
+    assertFalse(call(l, a).orElseThrow().allowed());
+    assertFalse(call(l, b + pad).orElseThrow().allowed());
+  }
+
+  /** An application's resolver reads the header as the {@code header:} source does. */
+  @Property(tries = 100)
+  void aResolverReadsTheHeaderTrimmed(@ForAll("keys") String key, @ForAll("padding") String pad) {
+    RequestInfo r = TestRequest.get("/").header("X-Api-Key", pad + key + pad);
+    assertEquals(Optional.of(key.trim()), r.header("X-Api-Key"));
+  }
+
   @Property(tries = 100)
   void aKeyOfPaddingAloneIsNoKey(@ForAll("padding") String padding) {
     RequestLimiter l = oneAnHour();

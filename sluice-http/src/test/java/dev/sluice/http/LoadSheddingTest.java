@@ -164,6 +164,9 @@ class LoadSheddingTest {
       held.add(enter(l, read(), out));
       assertTrue(out.allowed(), "non-critical " + i + " of 3 = 4 × (1 − 0.25)");
       assertEquals("reads", out.priorityClass());
+      assertEquals(
+          dev.sluice.StoreStatus.OK, out.storeStatus(), "decided by the shedders, as counted");
+      assertFalse(out.ietfPolicy().contains("customer"), "the failed rule names no quota");
     }
     assertEquals(3, l.loadShedder().orElseThrow().inFlight(), "in flight on the workers");
     enter(l, read(), out);

@@ -248,7 +248,8 @@ public final class SluiceFilter implements Filter {
 
     @Override
     public Optional<String> header(String name) {
-      return Optional.ofNullable(request.getHeader(name)); // the first value, without a list
+      String first = request.getHeader(name); // the first value, without a list
+      return first == null ? Optional.empty() : Optional.of(first.trim());
     }
 
     @Override

@@ -279,11 +279,14 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
 
     @Override
     public Optional<String> header(String name) {
+      String first;
       if (REACTOR_NETTY && forwarding(name)) {
         List<String> sent = headers(name);
-        return sent.isEmpty() ? Optional.empty() : Optional.of(sent.get(0));
+        first = sent.isEmpty() ? null : sent.get(0);
+      } else {
+        first = request.getHeaders().getFirst(name);
       }
-      return Optional.ofNullable(request.getHeaders().getFirst(name));
+      return first == null ? Optional.empty() : Optional.of(first.trim());
     }
 
     private static boolean forwarding(String name) {
