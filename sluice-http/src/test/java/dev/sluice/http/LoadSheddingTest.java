@@ -27,7 +27,23 @@ class LoadSheddingTest {
           PriorityClass.of("writes", 1).withMethods("POST", "PUT", "PATCH", "DELETE"),
           PriorityClass.of("reads", 2));
 
+  private final java.util.concurrent.atomic.AtomicInteger errors =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private RequestLimiter limiter(Shedding shedding) {
+    return limiter(
+        Rule.builder("per-ip").key("ip").tier(1_000, Duration.ofMinutes(1)).build(), shedding);
+  }
+
+  /**
+   * A limiter of {@code rule} and {@code shedding} (none when null), whose {@code app:customer}
+   * resolver always throws.
+   */
+  private RequestLimiter limiter(Rule rule, Shedding shedding) {
+    RuleSet.Builder rules = RuleSet.builder().rule(rule);
+    if (shedding != null) {
+      rules.shedding(shedding);
+    }
     return RequestLimiter.builder(store)
         .clock(clock)
         .listener(
@@ -39,12 +55,18 @@ class LoadSheddingTest {
               public void onShed(String priorityClass, String shedder) {
                 shed.add(priorityClass + "/" + shedder);
               }
+
+              @Override
+              public void onError(Throwable error) {
+                errors.incrementAndGet();
+              }
             })
-        .rules(
-            RuleSet.builder()
-                .rule(Rule.builder("per-ip").key("ip").tier(1_000, Duration.ofMinutes(1)).build())
-                .shedding(shedding)
-                .build())
+        .keyResolver(
+            "customer",
+            req -> {
+              throw new IllegalArgumentException("not a token");
+            })
+        .rules(rules.build())
         .build();
   }
 
@@ -117,47 +139,17 @@ class LoadSheddingTest {
    */
   @Test
   void aResolverThatThrowsLeavesTheSheddersIn() {
-    java.util.concurrent.atomic.AtomicInteger errors =
-        new java.util.concurrent.atomic.AtomicInteger();
+    Rule customer =
+        Rule.builder("customer").key("app:customer").tier(1_000, Duration.ofMinutes(1)).build();
     RequestLimiter l =
-        RequestLimiter.builder(store)
-            .clock(clock)
-            .listener(
-                new DecisionListener() {
-                  @Override
-                  public void onDecision(List<String> r, dev.sluice.Decision d, long n) {}
-
-                  @Override
-                  public void onShed(String priorityClass, String shedder) {
-                    shed.add(priorityClass + "/" + shedder);
-                  }
-
-                  @Override
-                  public void onError(Throwable error) {
-                    errors.incrementAndGet();
-                  }
-                })
-            .keyResolver(
-                "customer",
-                req -> {
-                  throw new IllegalArgumentException("not a token");
-                })
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("customer")
-                            .key("app:customer")
-                            .tier(1_000, Duration.ofMinutes(1))
-                            .build())
-                    .shedding(
-                        Shedding.builder()
-                            .classes(CLASSES)
-                            .fleet(4, 0.25)
-                            .workers(2)
-                            .delay(Duration.ZERO)
-                            .build())
-                    .build())
-            .build();
+        limiter(
+            customer,
+            Shedding.builder()
+                .classes(CLASSES)
+                .fleet(4, 0.25)
+                .workers(2)
+                .delay(Duration.ZERO)
+                .build());
     Outcome out = new Outcome();
     List<Slots> held = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
@@ -181,23 +173,7 @@ class LoadSheddingTest {
     assertEquals(0, l.loadShedder().orElseThrow().inFlight());
 
     // Without shedding the rule alone decides, as on a store failure: open.
-    RequestLimiter open =
-        RequestLimiter.builder(new ReferenceCounterStore())
-            .clock(clock)
-            .keyResolver(
-                "customer",
-                req -> {
-                  throw new IllegalArgumentException("not a token");
-                })
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("customer")
-                            .key("app:customer")
-                            .tier(1, Duration.ofMinutes(1))
-                            .build())
-                    .build())
-            .build();
+    RequestLimiter open = limiter(customer, null);
     for (int i = 0; i < 3; i++) {
       open.decide(read(), out);
       assertTrue(out.allowed(), "failed open");
