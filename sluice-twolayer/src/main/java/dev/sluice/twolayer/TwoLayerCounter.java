@@ -41,6 +41,14 @@ final class TwoLayerCounter {
     this.key = key;
   }
 
+  /**
+   * When this counter is next due to be pushed: at once when {@code window} has not been pushed
+   * yet, else an interval after its last push.
+   */
+  long dueAt() {
+    return lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : lastSync + syncMillis;
+  }
+
   void roll(long w) {
     if (window != Long.MIN_VALUE && w == window + 1) {
       previous = shared + inflight + unsynced;

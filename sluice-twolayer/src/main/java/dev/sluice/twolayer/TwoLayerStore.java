@@ -61,7 +61,7 @@ final class TwoLayerStore implements TwoLayer {
   /** The pushes to the shared store, and what they count. */
   final TwoLayerSync sync;
 
-  /** Ticks that took the queue of due counters out to look at it, for tests. */
+  /** Ticks that scanned for due counters (the others knew none was due), for tests. */
   final AtomicLong scans;
 
   /** Permits pushed without an answer in time, and not pushed again. */
@@ -229,21 +229,22 @@ final class TwoLayerStore implements TwoLayer {
       if (c.gone || w < c.window) {
         return false; // an older window (this instance's clock lags): counted in the store
       }
+      // A queued counter is due sooner in a new window, or under a shorter interval: the scan is
+      // told of it again.
+      boolean sooner = c.queued && sync < c.syncMillis;
       if (w > c.window) {
+        sooner |= c.queued;
         c.roll(w);
       }
       c.syncMillis = sync;
       c.unsynced += d;
       c.own += d;
       batch.counted(i, c.shared + c.inflight + c.unsynced, c.previous);
-      enqueue = !c.queued;
+      enqueue = !c.queued || sooner;
       c.queued = true;
       // A window's first count is pushed at the next tick; a counter queued again, an interval
       // after its last push.
-      dueAt =
-          c.lastSync == Long.MIN_VALUE
-              ? Long.MIN_VALUE
-              : enqueue ? c.lastSync + c.syncMillis : Long.MAX_VALUE;
+      dueAt = c.lastSync == Long.MIN_VALUE || enqueue ? c.dueAt() : Long.MAX_VALUE;
     }
     this.sync.queue(c, enqueue, dueAt);
     return true;
@@ -272,7 +273,7 @@ final class TwoLayerStore implements TwoLayer {
               // Pushed before it was refunded: the store is given it back with the next push.
               enqueue = true;
               c.queued = true;
-              dueAt = c.lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : c.lastSync + c.syncMillis;
+              dueAt = c.dueAt();
             }
           } else if (u.window() == c.window - 1) {
             // What was not pushed yet is taken back here; what was, from the shared store.

@@ -9,6 +9,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -32,8 +33,14 @@ final class TwoLayerSync {
   /** Shared-store calls made by syncing, for tests and metrics. */
   final AtomicLong syncCalls = new AtomicLong();
 
-  /** Ticks that took the queue of due counters out to look at it, for tests. */
+  /** Ticks that scanned for due counters (the others knew none was due), for tests. */
   final AtomicLong scans = new AtomicLong();
+
+  /**
+   * Counters the scans took out of {@link #inbox} and {@link #waiting} to look at, pushed or not,
+   * for tests.
+   */
+  final AtomicLong looked = new AtomicLong();
 
   /** Counted deltas dropped because their window was over before the store answered again. */
   final AtomicLong droppedDeltas = new AtomicLong();
@@ -44,13 +51,25 @@ final class TwoLayerSync {
   /** Whether the last push failed: local counting then stops at each counter's allowance. */
   volatile boolean storeDown;
 
-  /** Counters with counts the store has not had yet, each queued once, for the next sync. */
-  private final ConcurrentLinkedQueue<TwoLayerCounter> due = new ConcurrentLinkedQueue<>();
+  /**
+   * Counters just queued (counts the store has not had yet), or due sooner than when they were
+   * queued (a new window, a shorter interval), for the next scan to look at.
+   */
+  private final ConcurrentLinkedQueue<TwoLayerCounter> inbox = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Queued counters a scan found not due yet, by when they are due; under {@link #pushing}. A scan
+   * takes out only those due by then, so its work is the counters it pushes rather than every
+   * counter queued. An entry whose counter was pushed since (no longer queued) is dropped when it
+   * comes out.
+   */
+  private final PriorityQueue<Waiting> waiting =
+      new PriorityQueue<>((a, b) -> Long.compare(a.at(), b.at()));
 
   /**
    * The earliest instant (clock millis) a queued counter may be due: a tick before it finds nothing
-   * to push and leaves the queue alone. Lowered when a counter is queued, rolls to a new window or
-   * its push completes; recomputed from the queue by each scan of it.
+   * to push and does not scan. Lowered when a counter is queued, rolls to a new window, has its
+   * interval shortened or its push completes; set from the earliest waiting counter by each scan.
    */
   private final AtomicLong nextDue = new AtomicLong(Long.MIN_VALUE);
 
@@ -81,10 +100,16 @@ final class TwoLayerSync {
   /** A push in flight: which counter, window and delta. */
   private record Push(TwoLayerCounter counter, long window, long delta) {}
 
-  /** Queues {@code c} when {@code enqueue}, and makes the scan due by {@code dueAt}. */
+  /** A queued counter and when it is due (clock millis). */
+  private record Waiting(TwoLayerCounter counter, long at) {}
+
+  /**
+   * Queues {@code c} when {@code enqueue} (newly queued, or due sooner than when it was queued),
+   * and makes the scan due by {@code dueAt}.
+   */
   void queue(TwoLayerCounter c, boolean enqueue, long dueAt) {
     if (enqueue) {
-      due.add(c);
+      inbox.add(c);
     }
     dueBy(dueAt);
   }
@@ -171,34 +196,92 @@ final class TwoLayerSync {
           c.lastSync = Long.MIN_VALUE;
           if (!c.queued && (c.unsynced != 0 || c.oldUnsynced != 0)) {
             c.queued = true;
-            due.add(c);
+            inbox.add(c);
           }
         }
       }
     }
-    // Most ticks find no counter due (each waits out its interval): they leave the queue alone
-    // rather than take every counter out and put it back.
+    // Most ticks find no counter due (each waits out its interval): they do not scan.
     if (!all && now < nextDue.get()) {
       return CompletableFuture.completedFuture(null);
     }
     nextDue.set(Long.MAX_VALUE);
     scans.incrementAndGet();
-    long nextScan = Long.MAX_VALUE;
-    List<TwoLayerCounter> later = new ArrayList<>();
+    List<Waiting> later = new ArrayList<>();
     List<CounterUpdate> updates = new ArrayList<>();
     List<Push> pushes = new ArrayList<>();
     List<CounterUpdate> takeBack = new ArrayList<>(0);
-    TwoLayerCounter c;
-    while ((c = due.poll()) != null) {
+    try {
+      scan(all, now, later, updates, pushes, takeBack);
+    } finally {
+      waiting.addAll(later);
+      if (!waiting.isEmpty()) {
+        dueBy(waiting.peek().at());
+      }
+    }
+    if (!takeBack.isEmpty()) {
+      syncCalls.incrementAndGet();
+      CompletableFuture<Void> refund;
+      try {
+        refund = shared.decrementAsync(takeBack);
+      } catch (RuntimeException e) {
+        refund = CompletableFuture.failedFuture(e);
+      }
+      var unused =
+          inFlight(
+              refund.whenComplete(
+                  (v, e) -> {
+                    if (e != null) {
+                      LOG.debug("two-layer refund failed", e);
+                    }
+                  }));
+    }
+    if (updates.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    syncCalls.incrementAndGet();
+    CompletableFuture<Counts> f;
+    try {
+      f = shared.incrementAsync(updates);
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    return inFlight(f.whenComplete((counts, error) -> completed(pushes, counts, error)));
+  }
+
+  /**
+   * Takes out the counters just queued and the waiting ones due by {@code now} (every one when
+   * {@code all}): adds each that is due to {@code updates} and {@code pushes} (its refunds to
+   * {@code takeBack}), and lists the others in {@code later}, by when each is due. Holds {@link
+   * #pushing}.
+   */
+  private void scan(
+      boolean all,
+      long now,
+      List<Waiting> later,
+      List<CounterUpdate> updates,
+      List<Push> pushes,
+      List<CounterUpdate> takeBack) {
+    while (true) {
+      TwoLayerCounter c = inbox.poll();
+      if (c == null) {
+        if (waiting.isEmpty() || (!all && waiting.peek().at() > now)) {
+          break;
+        }
+        c = waiting.poll().counter();
+      }
+      looked.incrementAndGet();
       synchronized (c) {
+        if (!c.queued) {
+          continue; // pushed since it was queued or looked at
+        }
         boolean ready =
             c.inflight == 0 && (c.lastSync == Long.MIN_VALUE || now - c.lastSync >= c.syncMillis);
         if (!ready) {
-          later.add(c);
-          // A counter whose push is in flight is due again when that push completes.
-          if (c.inflight == 0) {
-            nextScan = Math.min(nextScan, c.lastSync + c.syncMillis);
-          }
+          // Looked at again at its interval; a counter whose push in flight has outlasted it, an
+          // interval from now, or when that push completes.
+          long at = c.dueAt();
+          later.add(new Waiting(c, at > now ? at : now + c.syncMillis));
           continue;
         }
         c.queued = false;
@@ -231,38 +314,6 @@ final class TwoLayerSync {
         }
       }
     }
-    for (TwoLayerCounter l : later) {
-      due.add(l);
-    }
-    dueBy(nextScan);
-    if (!takeBack.isEmpty()) {
-      syncCalls.incrementAndGet();
-      CompletableFuture<Void> refund;
-      try {
-        refund = shared.decrementAsync(takeBack);
-      } catch (RuntimeException e) {
-        refund = CompletableFuture.failedFuture(e);
-      }
-      var unused =
-          inFlight(
-              refund.whenComplete(
-                  (v, e) -> {
-                    if (e != null) {
-                      LOG.debug("two-layer refund failed", e);
-                    }
-                  }));
-    }
-    if (updates.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    syncCalls.incrementAndGet();
-    CompletableFuture<Counts> f;
-    try {
-      f = shared.incrementAsync(updates);
-    } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
-    }
-    return inFlight(f.whenComplete((counts, error) -> completed(pushes, counts, error)));
   }
 
   /** Lists {@code end} in {@link #pending} until it completes; under {@link #pushing}. */
@@ -285,6 +336,7 @@ final class TwoLayerSync {
               + " {}",
           String.valueOf(error));
     }
+    long answered = clock.millis();
     for (int j = 0; j < pushes.size(); j++) {
       Push p = pushes.get(j);
       TwoLayerCounter c = p.counter();
@@ -314,14 +366,13 @@ final class TwoLayerSync {
         } else if (previous) {
           c.previous = Math.max(c.previous, counts.current(j));
         }
-        // Queued while its push was in flight (or queued again now): due at its interval.
-        dueAt =
-            !c.queued
-                ? Long.MAX_VALUE
-                : c.lastSync == Long.MIN_VALUE ? Long.MIN_VALUE : c.lastSync + c.syncMillis;
+        // Queued while its push was in flight (or queued again now): due at its interval, and
+        // looked at again now if the push outlasted it.
+        dueAt = !c.queued ? Long.MAX_VALUE : c.dueAt();
+        requeue |= c.queued && dueAt <= answered;
       }
       if (requeue) {
-        due.add(c);
+        inbox.add(c);
       }
       dueBy(dueAt);
     }

@@ -147,6 +147,56 @@ class TwoLayerTest {
   }
 
   @Test
+  void aScanLooksOnlyAtCountersThatMayBeDue() {
+    RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    TwoLayerStore layer = layer(l);
+    Outcome out = new Outcome();
+    for (int k = 0; k < 1_000; k++) {
+      l.tryAcquire("k" + k, 1, out);
+    }
+    layer.syncDue();
+    clock.advanceMillis(50);
+    for (int k = 0; k < 1_000; k++) {
+      l.tryAcquire("k" + k, 1, out); // queued again, due 200 ms after the push
+    }
+    l.tryAcquire("x", 1, out);
+    layer.syncDue(); // pushes x, its window's first count; finds the rest not due
+    assertEquals(2, store.incrementCalls());
+    long before = layer.sync.looked.get();
+    clock.advanceMillis(50);
+    l.tryAcquire("y", 1, out);
+    layer.syncDue();
+    assertEquals(3, store.incrementCalls());
+    assertEquals(1, layer.sync.looked.get() - before, "only y: the others are not due yet");
+    clock.advanceMillis(100);
+    layer.syncDue();
+    assertEquals(4, store.incrementCalls(), "the thousand at their interval, in one batch");
+    assertEquals(2, store.count("api", "k999", 1000, clock.millis() / 1000));
+  }
+
+  @Test
+  void aCounterWaitingOutItsIntervalIsPushedAtOnceInANewWindow() {
+    RateLimiter l = instance(Sync.every(Duration.ofSeconds(10)), false);
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    Outcome out = new Outcome();
+    l.tryAcquire("a", 1, out);
+    layer(l).syncDue();
+    clock.advanceMillis(10);
+    l.tryAcquire("a", 1, out); // due 10 s after its push
+    clock.advanceMillis(10);
+    l.tryAcquire("b", 1, out);
+    layer(l).syncDue(); // pushes b; a waits out its interval
+    assertEquals(2, store.incrementCalls());
+    clock.advanceMillis(980);
+    l.tryAcquire("a", 1, out);
+    layer(l).syncDue();
+    assertEquals(3, store.incrementCalls(), "a new window: a is due at once");
+    assertEquals(2, store.count("api", "a", 1000, clock.millis() / 1000 - 1));
+    assertEquals(1, store.count("api", "a", 1000, clock.millis() / 1000));
+  }
+
+  @Test
   void aCounterQueuedAgainAfterAnotherPushIsStillPushedAtItsInterval() {
     RateLimiter l = instance(Sync.every(Duration.ofMillis(200)), false);
     clock.advanceMillis(1000 - clock.millis() % 1000);
@@ -293,14 +343,39 @@ class TwoLayerTest {
     assertEquals(1, store.count("cap", "c", 1000, w + 1));
   }
 
+  /** A counter waiting out its interval when the rules shorten it is due at the shorter one. */
+  @Test
+  void aWaitingCounterIsDueSoonerUnderAShorterInterval() {
+    TwoLayerStore layer = new TwoLayerStore(store, clock, 10, java.util.Optional.empty());
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    long w = clock.millis() / 1000;
+    layer.increment(new OneCounter("c", w, 500));
+    layer.syncDue();
+    clock.advanceMillis(10);
+    layer.increment(new OneCounter("c", w, 500)); // due 500 ms after its push
+    layer.increment(new OneCounter("d", w, 500));
+    layer.syncDue(); // pushes d; c waits
+    assertEquals(1, store.count("cap", "c", 1000, w));
+    clock.advanceMillis(100);
+    layer.increment(new OneCounter("c", w, 100));
+    layer.syncDue();
+    assertEquals(3, store.count("cap", "c", 1000, w), "due 100 ms after its push");
+  }
+
   /** A batch of one synced counter of policy "cap". */
   private static final class OneCounter implements TwoLayerBatch {
     final String identity;
     final long window;
+    final long sync;
 
     OneCounter(String identity, long window) {
+      this(identity, window, 100);
+    }
+
+    OneCounter(String identity, long window, long sync) {
       this.identity = identity;
       this.window = window;
+      this.sync = sync;
     }
 
     @Override
@@ -335,7 +410,7 @@ class TwoLayerTest {
 
     @Override
     public long syncMillis(int i) {
-      return 100;
+      return sync;
     }
 
     @Override
@@ -427,6 +502,28 @@ class TwoLayerTest {
               }
             },
             CompletableFuture.delayedExecutor(50, TimeUnit.MILLISECONDS));
+  }
+
+  @Test
+  void aCounterWhosePushOutlastsItsIntervalIsPushedAgainOnceAnswered() {
+    CompletableFuture<Void> gate = new CompletableFuture<>();
+    RateLimiter l = syncedOn(answeringAfter(List.of(gate)));
+    clock.advanceMillis(1000 - clock.millis() % 1000);
+    Outcome out = new Outcome();
+    assertEquals(5, allow(l, 5));
+    layer(l).syncDue(); // in flight, not answered
+    assertEquals(3, allow(l, 3)); // queued again: due 200 ms after that push
+    clock.advanceMillis(50);
+    l.tryAcquire("x", 1, out);
+    layer(l).syncDue(); // pushes x; k waits for its interval
+    clock.advanceMillis(250);
+    layer(l).syncDue(); // k due, its push still in flight
+    assertEquals(0, shared());
+    gate.complete(null);
+    assertEquals(5, shared());
+    clock.advanceMillis(5);
+    layer(l).syncDue();
+    assertEquals(8, shared(), "pushed at the next tick once answered, not an interval later");
   }
 
   @Test
