@@ -12,7 +12,8 @@
 #   ONLY='off|in memory$' docs/bench/cost.sh demo   # only the rows whose name matches
 #
 # Groups and rows:
-#   demo               the demo (Jersey on Grizzly), each row its own JVM and port: Sluice off (no
+#   demo               the demo (Jersey on Grizzly), each row its own JVM and port, started afresh
+#                      in every round (FRESH=0: one JVM per row for every round): Sluice off (no
 #                      rules); in memory; in memory with 1,000 rules (the three counters' two rules
 #                      and 998 that do not match the path); on memcached; two-layer (sync: 200ms)
 #                      on memcached; on Redis.
@@ -28,8 +29,11 @@
 #   tomcat             a plain servlet on Tomcat: off, SluiceFilter in memory, the header-only
 #                      floor, off again.
 #
-# Every server is started and warmed up (WARMUP of load on each port, then until its JIT is quiet:
-# jit-quiet.sh) before the first round, and each run is preceded by 2 s of load on its port. Rounds
+# Every server is warmed up (WARMUP of load on each port, then until its JIT is quiet: jit-quiet.sh)
+# before it is measured, and each run is preceded by 2 s of load on its port. A JVM carries its own
+# luck for as long as it runs (code layout, what its JIT inlined): two demo JVMs with the same rules
+# have measured 53.4 and 60.1 µs a request. So each demo row gets a new JVM in every round, and the
+# median over the rounds is taken over JVMs as well as runs; the shared servers run throughout. Rounds
 # alternate their order (forwards, then backwards) so a drift in the machine's speed favours no
 # row. A row's cost over off is taken within each round, against the same JVM's (or, for the demo,
 # the same round's) Sluice-off rows, then the median over the rounds; each round's figure in
@@ -47,6 +51,7 @@ CONNECTIONS=${CONNECTIONS:-8}
 THREADS=${THREADS:-1}
 PORT=${PORT:-18080}
 MVN=${MVN:-mvn}
+FRESH=${FRESH:-1}
 GROUPS_WANTED=${*:-demo grizzly grizzly-memcached grizzly-redis tomcat}
 
 cd "$(dirname "$0")/../.."
@@ -217,12 +222,24 @@ measure() { # row's server pid, port, store's pid
 
 mapfile -t ROWS < <(rows | awk -F'|' -v re="${ONLY:-}" '$1 ~ re')
 declare -A ROW_PID
+start_row() { # port command
+  $2 >>"$WORK/$1.log" 2>&1 &
+  ROW_PID[$1]=$!
+  PIDS+=($!)
+}
+warm_up() { # port
+  await_port "$1"
+  load "$1" "$WARMUP" >/dev/null
+  until_jit_quiet "${ROW_PID[$1]}" load "$1" 5s
+}
+stop_row() { # port
+  kill "${ROW_PID[$1]}" 2>/dev/null || true
+  wait "${ROW_PID[$1]}" 2>/dev/null || true
+}
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name group port cmd <<<"$row"
-  if [ "$cmd" != shared ]; then
-    $cmd >"$WORK/$port.log" 2>&1 &
-    ROW_PID[$port]=$!
-    PIDS+=($!)
+  if [ "$cmd" != shared ] && [ "$FRESH" = 0 ]; then
+    start_row "$port" "$cmd"
   fi
 done
 for g in $GROUPS_WANTED; do
@@ -237,10 +254,10 @@ for row in "${ROWS[@]}"; do
   IFS='|' read -r name group port cmd <<<"$row"
   if [ "$cmd" = shared ]; then
     ROW_PID[$port]=${SERVER_PID[$group]}
+  elif [ "$FRESH" != 0 ]; then
+    continue
   fi
-  await_port "$port"
-  load "$port" "$WARMUP" >/dev/null
-  until_jit_quiet "${ROW_PID[$port]}" load "$port" 5s
+  warm_up "$port"
 done
 
 RESULTS="$WORK/results"
@@ -255,14 +272,20 @@ for r in $(seq "$ROUNDS"); do
     echo "round $r/$ROUNDS, row $((i + 1))/${#ROWS[@]}: $name…" >&2
     store_pid=$MC_PID
     [[ $name =~ [Rr]edis ]] && store_pid=$REDIS_PID
+    fresh=$([ "$cmd" != shared ] && [ "$FRESH" != 0 ] && echo 1 || true)
+    if [ -n "$fresh" ]; then
+      start_row "$port" "$cmd"
+      warm_up "$port"
+    fi
     m=$(measure "${ROW_PID[$port]}" "$port" "$store_pid")
+    [ -n "$fresh" ] && stop_row "$port"
     echo "  $m (server µs/request, store µs/request, requests/s, p99 ms, non-2xx)" >&2
     echo "$i|$group|$name|$m|$r" >>"$RESULTS"
   done
 done
 
 echo
-echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)."
+echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $ROUNDS rounds, $(nproc) cores, $(date -u +%Y-%m-%d)$([ "$FRESH" != 0 ] && echo ", a fresh JVM per demo row and round")."
 echo "CPU per request in µs: the server process's, the store's (memcached's or redis-server's). \"Over off\": the median over the"
 echo "rounds of the row's CPU per request less its server's Sluice-off rows' (their mean) in the"
 echo "same round; each round's in brackets."
