@@ -275,12 +275,10 @@ final class TwoLayerSync {
         if (!c.queued) {
           continue; // pushed since it was queued or looked at
         }
-        boolean ready =
-            c.inflight == 0 && (c.lastSync == Long.MIN_VALUE || now - c.lastSync >= c.syncMillis);
-        if (!ready) {
+        long at = c.dueAt();
+        if (c.inflight != 0 || at > now) {
           // Looked at again at its interval; a counter whose push in flight has outlasted it, an
           // interval from now, or when that push completes.
-          long at = c.dueAt();
           later.add(new Waiting(c, at > now ? at : now + c.syncMillis));
           continue;
         }

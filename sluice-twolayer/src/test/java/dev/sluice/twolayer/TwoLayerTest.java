@@ -63,6 +63,14 @@ class TwoLayerTest {
     return allowed;
   }
 
+  /** One permit for each of keys {@code k0} to {@code k(n - 1)}. */
+  private static void acquireEach(RateLimiter l, int n) {
+    Outcome out = new Outcome();
+    for (int k = 0; k < n; k++) {
+      l.tryAcquire("k" + k, 1, out);
+    }
+  }
+
   @Test
   void withoutSyncEveryDecisionGoesToTheStore() {
     RateLimiter l = instance(null, false);
@@ -124,9 +132,7 @@ class TwoLayerTest {
     clock.advanceMillis(1000 - clock.millis() % 1000);
     TwoLayerStore layer = layer(l);
     Outcome out = new Outcome();
-    for (int k = 0; k < 1_000; k++) {
-      l.tryAcquire("k" + k, 1, out);
-    }
+    acquireEach(l, 1_000);
     layer.syncDue();
     assertEquals(1, layer.scans.get());
     for (int ms = 1; ms < 200; ms++) {
@@ -152,14 +158,10 @@ class TwoLayerTest {
     clock.advanceMillis(1000 - clock.millis() % 1000);
     TwoLayerStore layer = layer(l);
     Outcome out = new Outcome();
-    for (int k = 0; k < 1_000; k++) {
-      l.tryAcquire("k" + k, 1, out);
-    }
+    acquireEach(l, 1_000);
     layer.syncDue();
     clock.advanceMillis(50);
-    for (int k = 0; k < 1_000; k++) {
-      l.tryAcquire("k" + k, 1, out); // queued again, due 200 ms after the push
-    }
+    acquireEach(l, 1_000); // queued again, due 200 ms after the push
     l.tryAcquire("x", 1, out);
     layer.syncDue(); // pushes x, its window's first count; finds the rest not due
     assertEquals(2, store.incrementCalls());
