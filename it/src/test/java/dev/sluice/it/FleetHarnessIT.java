@@ -187,7 +187,9 @@ class FleetHarnessIT {
                 + run.faults
                 + "\nmemcached's clock against the host's: "
                 + run.phases
-                + "\nevery request: "
+                + "\nthe instances' measurements of it:\n"
+                + clockLines()
+                + "every request: "
                 + log
                 + "\n"
                 + v
@@ -197,6 +199,26 @@ class FleetHarnessIT {
     }
     assertTrue(failures.isEmpty(), String.join("\n\n", failures));
     return total;
+  }
+
+  /**
+   * What each instance logged of memcached's clock (each offset it measured, each move it saw),
+   * each line timed by that instance's own clock (the host's plus its offset): which phase each
+   * decided on, for reading a failure.
+   */
+  private static String clockLines() throws java.io.IOException {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < fleet.size(); i++) {
+      List<String> lines =
+          Files.readAllLines(fleet.log(i)).stream()
+              .filter(l -> l.contains("MemcachedClock") || l.contains("ClockOffset"))
+              .toList();
+      for (String l : lines.subList(Math.max(0, lines.size() - 20), lines.size())) {
+        b.append("  i").append(i).append(" (").append(fleet.offset(i)).append(" s) ");
+        b.append(l).append('\n');
+      }
+    }
+    return b.toString();
   }
 
   /** Everything about one schedule's run, for reading a failure: target/fleet-harness/. */

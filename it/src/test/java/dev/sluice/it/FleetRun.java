@@ -312,10 +312,16 @@ final class FleetRun {
 
   /**
    * The clock differences the fleet may be deciding on at {@code millis}: the latest measured, and
-   * any it replaced less than {@link #REMEASURE_MILLIS} before (an instance finds a restarted or
-   * thawed memcached within a second and measures its new tick within another).
+   * any it replaced less than {@link #REMEASURE_MILLIS} before the instances could reach memcached
+   * again (an instance finds a restarted or thawed memcached within a second of reaching it and
+   * measures its new tick within another; while memcached is frozen, restarting or cut off, no
+   * instance can, so a tick that moved just before a flap is measured only after it).
    */
   List<Long> deltas(long millis) {
+    return deltas(List.copyOf(phases), List.copyOf(faults), millis);
+  }
+
+  static List<Long> deltas(List<Phase> phases, List<Happened> faults, long millis) {
     // In time order: the faults and the watch of the tick record phases each in their own time.
     List<Phase> all = new ArrayList<>(phases);
     all.sort(Comparator.comparingLong(Phase::atMillis));
@@ -323,11 +329,34 @@ final class FleetRun {
     for (int k = 0; k < all.size(); k++) {
       Phase p = all.get(k);
       boolean replaced = k + 1 < all.size() && all.get(k + 1).atMillis() <= millis;
-      if (!replaced || all.get(k + 1).atMillis() + REMEASURE_MILLIS >= millis) {
+      if (!replaced
+          || reachableAgain(faults, all.get(k + 1).atMillis()) + REMEASURE_MILLIS >= millis) {
         out.add(p.deltaMillis());
       }
     }
     return out;
+  }
+
+  /**
+   * When the instances could reach memcached again, to measure a tick that moved at {@code millis}:
+   * the end of the faults that kept them from it, from one that was on then to the last that began
+   * before they had {@link #REMEASURE_MILLIS} to measure.
+   */
+  private static long reachableAgain(List<Happened> faults, long millis) {
+    long at = millis;
+    for (boolean later = true; later; ) {
+      later = false;
+      for (Happened f : faults) {
+        if (f.kind() != FleetSchedule.Kind.KILL_INSTANCE
+            && f.kind() != FleetSchedule.Kind.EVICT
+            && f.fromMillis() <= at + REMEASURE_MILLIS
+            && f.toMillis() > at) {
+          at = f.toMillis();
+          later = true;
+        }
+      }
+    }
+    return at;
   }
 
   /**

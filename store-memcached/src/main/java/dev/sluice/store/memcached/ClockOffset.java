@@ -70,10 +70,12 @@ final class ClockOffset {
 
   /**
    * Takes a measured offset, at the aligned tick of second {@code aligned} or provisional ({@code
-   * aligned} -1); logged if it is the first, or past {@link #WARN_MILLIS} again.
+   * aligned} -1); logged if it is the first, if it moved (a restart or a stall), or past {@link
+   * #WARN_MILLIS} again.
    */
   void measured(long measured, long err, long aligned) {
     boolean firstTick = !ticked;
+    long was = offset;
     ticked = true;
     offset = measured;
     error = err;
@@ -81,6 +83,16 @@ final class ClockOffset {
       alignedSecond = aligned;
     }
     first.countDown();
+    if (!firstTick && Math.abs(measured - was) > MemcachedClock.MOVED_MILLIS) {
+      LOG.info(
+          "memcached's clock ({}) is now {} ms from this host's, was {} (±{} ms{}); limits are"
+              + " decided on it",
+          server,
+          measured,
+          was,
+          err,
+          aligned >= 0 ? "" : ", provisional");
+    }
     if (Math.abs(measured) > WARN_MILLIS) {
       if (!warned) {
         warned = true;
