@@ -95,7 +95,8 @@ final class FleetModels {
     /**
      * Whether a request sent in {@code [from, to]} fell while the fleet may still disagree on
      * memcached's tick: from a restart or a stall (which moves the tick) until {@link
-     * FleetRun#REMEASURE_MILLIS} after it, each instance on the old phase or the new one. A
+     * FleetRun#REMEASURE_MILLIS} after it, or after the faults that then kept the instances from
+     * measuring it ({@link FleetRun#measuredBy}), each instance on the old phase or the new one. A
      * restarted memcached starts empty, so no count the model could hold the fleet to survives it
      * anyway.
      */
@@ -106,7 +107,7 @@ final class FleetModels {
                   (h.kind() == FleetSchedule.Kind.RESTART_MEMCACHED
                           || h.kind() == FleetSchedule.Kind.STALL)
                       && h.fromMillis() <= to
-                      && h.toMillis() + FleetRun.REMEASURE_MILLIS >= from);
+                      && FleetRun.measuredBy(happened, h.backMillis(), h.toMillis()) >= from);
     }
 
     /** Whether the store may have been unreachable for a request sent in {@code [from, to]}. */

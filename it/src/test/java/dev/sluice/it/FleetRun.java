@@ -64,8 +64,21 @@ final class FleetRun {
     }
   }
 
-  /** A fault as it happened, from its start to when its effect was over. */
-  record Happened(FleetSchedule.Kind kind, int instance, long fromMillis, long toMillis) {
+  /**
+   * A fault as it happened, from its start to when its effect was over; {@code backMillis} is when
+   * the instances could reach memcached again (thawed, restored, started again), before the harness
+   * measured its clock: {@code fromMillis} for a fault that leaves memcached reachable.
+   */
+  record Happened(
+      FleetSchedule.Kind kind, int instance, long fromMillis, long backMillis, long toMillis) {
+
+    /** Whether the fault kept every instance from memcached, so none could measure its tick. */
+    boolean cutOff() {
+      return kind == FleetSchedule.Kind.STALL
+          || kind == FleetSchedule.Kind.FLAP
+          || kind == FleetSchedule.Kind.RESTART_MEMCACHED;
+    }
+
     @Override
     public String toString() {
       return kind
@@ -85,9 +98,10 @@ final class FleetRun {
   record Phase(long atMillis, long deltaMillis) {}
 
   /**
-   * How long after the harness measured a restarted or thawed memcached's clock the fleet may still
-   * decide on the old one: the watch of the next tick (every second) and the tick after it, with
-   * room for a late scheduler on a loaded machine.
+   * How long after the instances can reach a restarted or thawed memcached the fleet may still
+   * decide on its old tick: the watch of the next tick (every second) and the tick after it, with
+   * room for a late scheduler on a loaded machine. A memcached cut off or frozen again before then
+   * keeps them on the old tick until as long after that fault.
    */
   static final long REMEASURE_MILLIS = 3_000;
 
@@ -95,6 +109,10 @@ final class FleetRun {
   final List<Phase> phases = Collections.synchronizedList(new ArrayList<>());
   final List<Happened> faults = Collections.synchronizedList(new ArrayList<>());
   final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+
+  /** When the last stall or restart of memcached began: either moves its tick. */
+  private final java.util.concurrent.atomic.AtomicLong lastMoveFault =
+      new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
 
   private final Fleet fleet;
   private final MemcachedServer memcached;
@@ -114,7 +132,7 @@ final class FleetRun {
   /** Runs {@code schedule} to its end: {@code method} and {@code path(seq)} for each request. */
   FleetRun run(FleetSchedule schedule, String method, java.util.function.LongFunction<String> path)
       throws InterruptedException {
-    phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+    phases.add(new Phase(System.currentTimeMillis(), phase(memcached).deltaMillis()));
     long start = System.currentTimeMillis() + 200;
     List<Thread> threads = new ArrayList<>();
     CountDownLatch lanesDone =
@@ -188,7 +206,12 @@ final class FleetRun {
             long seen = now * 1000 - (before + a) / 2;
             if (phase != Long.MIN_VALUE && Math.abs(seen - phase) > FleetModels.EPSILON_MILLIS) {
               long at = System.currentTimeMillis();
-              phases.add(new Phase(at, delta(memcached)));
+              Phase measured = phase(memcached);
+              // A stall or restart that began before the tick measured moved it again: that
+              // fault records the phase it left, from the instant memcached answers again.
+              if (lastMoveFault.get() < at) {
+                phases.add(new Phase(at, measured.deltaMillis()));
+              }
             }
             phase = seen;
           }
@@ -260,6 +283,10 @@ final class FleetRun {
 
   private void inject(FleetSchedule.Fault f) throws Exception {
     long from = System.currentTimeMillis();
+    long back = from;
+    if (f.kind() == FleetSchedule.Kind.STALL || f.kind() == FleetSchedule.Kind.RESTART_MEMCACHED) {
+      lastMoveFault.set(from);
+    }
     switch (f.kind()) {
       case KILL_INSTANCE -> {
         int i = f.instance();
@@ -270,30 +297,34 @@ final class FleetRun {
       }
       case RESTART_MEMCACHED -> {
         memcached.restart();
-        phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+        back = System.currentTimeMillis();
+        phases.add(new Phase(back, phase(memcached).deltaMillis()));
       }
       case EVICT -> evict();
       case FLAP -> {
         proxy.cut();
         pause(f.lengthMillis());
         proxy.restore();
+        back = System.currentTimeMillis();
       }
       case STALL -> {
         memcached.stall();
         pause(f.lengthMillis());
         memcached.resume();
+        back = System.currentTimeMillis();
         // Thawed, its timer runs late and every tick with it: a new phase, as after a restart.
-        phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
+        phases.add(new Phase(back, phase(memcached).deltaMillis()));
       }
     }
-    faults.add(new Happened(f.kind(), f.instance(), from, System.currentTimeMillis()));
+    faults.add(new Happened(f.kind(), f.instance(), from, back, System.currentTimeMillis()));
   }
 
   /**
    * Memcached's clock minus the host's, in ms, measured as the instances measure it: at the instant
-   * its {@code stats} time ticks over to the next second.
+   * its {@code stats} time ticks over to the next second, the host time of that tick its {@code
+   * atMillis}.
    */
-  static long delta(MemcachedServer memcached) {
+  static Phase phase(MemcachedServer memcached) {
     long second = memcached.stat("time");
     long before = System.currentTimeMillis();
     long deadline = before + 3_000;
@@ -301,7 +332,8 @@ final class FleetRun {
       long now = memcached.stat("time");
       long after = System.currentTimeMillis();
       if (now != second && after - before <= 20) {
-        return now * 1000 - (before + after) / 2;
+        long tick = (before + after) / 2;
+        return new Phase(tick, now * 1000 - tick);
       }
       // Not ticked yet, or ticked while a read waited (a stall): the next tick places it.
       second = now;
@@ -312,10 +344,10 @@ final class FleetRun {
 
   /**
    * The clock differences the fleet may be deciding on at {@code millis}: the latest measured, and
-   * any it replaced less than {@link #REMEASURE_MILLIS} before the instances could reach memcached
-   * again (an instance finds a restarted or thawed memcached within a second of reaching it and
-   * measures its new tick within another; while memcached is frozen, restarting or cut off, no
-   * instance can, so a tick that moved just before a flap is measured only after it).
+   * any it replaced until the instances have had {@link #REMEASURE_MILLIS} of reaching memcached to
+   * measure the new one (an instance finds a restarted or thawed memcached's moved tick within a
+   * second of reaching it and measures it within another; while memcached is frozen, restarting or
+   * cut off, no instance can, so a tick that moved just before a flap is measured only after it).
    */
   List<Long> deltas(long millis) {
     return deltas(List.copyOf(phases), List.copyOf(faults), millis);
@@ -329,8 +361,7 @@ final class FleetRun {
     for (int k = 0; k < all.size(); k++) {
       Phase p = all.get(k);
       boolean replaced = k + 1 < all.size() && all.get(k + 1).atMillis() <= millis;
-      if (!replaced
-          || reachableAgain(faults, all.get(k + 1).atMillis()) + REMEASURE_MILLIS >= millis) {
+      if (!replaced || measuredBy(faults, all.get(k + 1).atMillis(), 0) >= millis) {
         out.add(p.deltaMillis());
       }
     }
@@ -338,25 +369,25 @@ final class FleetRun {
   }
 
   /**
-   * When the instances could reach memcached again, to measure a tick that moved at {@code millis}:
-   * the end of the faults that kept them from it, from one that was on then to the last that began
-   * before they had {@link #REMEASURE_MILLIS} to measure.
+   * By when every instance has measured a tick that moved at {@code millis}: {@link
+   * #REMEASURE_MILLIS} after it, or after memcached could be reached again when a fault that cut it
+   * off was on then or began before the instances had that long (and so on, through a chain of such
+   * faults), or after {@code endMillis} when that is later.
    */
-  private static long reachableAgain(List<Happened> faults, long millis) {
-    long at = millis;
+  static long measuredBy(List<Happened> faults, long millis, long endMillis) {
+    long back = millis;
+    long end = Math.max(millis, endMillis);
     for (boolean later = true; later; ) {
       later = false;
       for (Happened f : faults) {
-        if (f.kind() != FleetSchedule.Kind.KILL_INSTANCE
-            && f.kind() != FleetSchedule.Kind.EVICT
-            && f.fromMillis() <= at + REMEASURE_MILLIS
-            && f.toMillis() > at) {
-          at = f.toMillis();
+        if (f.cutOff() && f.fromMillis() <= back + REMEASURE_MILLIS && f.backMillis() > back) {
+          back = f.backMillis();
+          end = Math.max(end, f.toMillis());
           later = true;
         }
       }
     }
-    return at;
+    return end + REMEASURE_MILLIS;
   }
 
   /**

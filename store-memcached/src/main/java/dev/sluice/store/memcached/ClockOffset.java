@@ -70,10 +70,10 @@ final class ClockOffset {
 
   /**
    * Takes a measured offset, at the aligned tick of second {@code aligned} or provisional ({@code
-   * aligned} -1); logged if it is the first, if it moved (a restart or a stall), or past {@link
-   * #WARN_MILLIS} again.
+   * aligned} -1); logged if it is the first, the measurement of a tick that {@code moved} (a
+   * restart or a stall), or past {@link #WARN_MILLIS} again.
    */
-  void measured(long measured, long err, long aligned) {
+  void measured(long measured, long err, long aligned, boolean moved) {
     boolean firstTick = !ticked;
     long was = offset;
     ticked = true;
@@ -83,7 +83,7 @@ final class ClockOffset {
       alignedSecond = aligned;
     }
     first.countDown();
-    if (!firstTick && Math.abs(measured - was) > MemcachedClock.MOVED_MILLIS) {
+    if (moved && !firstTick) {
       LOG.info(
           "memcached's clock ({}) is now {} ms from this host's, was {} (±{} ms{}); limits are"
               + " decided on it",

@@ -53,12 +53,11 @@ final class MemcachedClock implements StoreClock {
   static final long RETRY_MILLIS = 5_000;
 
   /**
-   * A measurement of a moved tick that failed is tried again this soon, {@link #MOVED_RETRIES}
-   * times, then every {@link #RETRY_MILLIS}.
+   * A measurement of a moved tick that failed is tried again this soon, for as long as it fails: a
+   * memcached frozen or cut off again before the move was measured is measured within a second or
+   * two of answering again, however long it was gone.
    */
   static final long MOVED_RETRY_MILLIS = 500;
-
-  static final int MOVED_RETRIES = 10;
 
   /**
    * A tick further than this from where the last ones were is a moved one: the clock is measured
@@ -99,10 +98,17 @@ final class MemcachedClock implements StoreClock {
   /** The memcached process the offset was measured on ({@code pid:start}); null before. */
   private String measuredOn;
 
-  /** The process or its tick moved: the next tick is recorded, provisional, as a first one is. */
-  private boolean moved;
+  /**
+   * The process or its tick moved: the next tick is recorded, provisional, as a first one is.
+   * Volatile for {@link #measuringMove}; written only in the clock's steps.
+   */
+  private volatile boolean moved;
 
-  private int movedRetries;
+  /**
+   * Whether a reading of a moved tick was passed over as too wide to place it (held up, say, by a
+   * stall that ended during it): the next tick is recorded whatever its reading.
+   */
+  private boolean passedOver;
 
   /** Where the next tick is expected, between measurements. */
   private final TickWatch watch = new TickWatch(COARSE_POLL_MILLIS);
@@ -237,9 +243,10 @@ final class MemcachedClock implements StoreClock {
       nextMeasureAt = 0;
       LOG.debug("memcached's clock at {} not measured", server, e);
       measured.failed(local.millis() - startedAt, e);
+      passedOver = false;
       // A tick that moved is measured again as soon as the server answers (a stall may have
       // ended), so that the fleet does not decide on two phases for long.
-      schedule(moved && ++movedRetries <= MOVED_RETRIES ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
+      schedule(moved ? MOVED_RETRY_MILLIS : RETRY_MILLIS);
     }
   }
 
@@ -273,9 +280,19 @@ final class MemcachedClock implements StoreClock {
           watch.fromNearest(tickLocal));
       moved = true;
     }
+    if (moved && !narrow && !passedOver) {
+      // Placed anywhere in a span longer than a poll (a read held up by a stall that ended in it
+      // answers at the thaw, the new phase's first tick): place the next tick instead.
+      passedOver = true;
+      before = b;
+      deadline = a + 2_500;
+      schedule(COARSE_POLL_MILLIS);
+      return;
+    }
     if (!measured.ticked() || moved) {
+      boolean wasMoved = moved;
       moved = false;
-      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, -1);
+      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, -1, wasMoved);
       watch.expect(now, tickLocal);
     } else if (narrow) {
       watch.expect(now, tickLocal);
@@ -366,16 +383,16 @@ final class MemcachedClock implements StoreClock {
     }
     StatsProbe.Tick t =
         probe.nextTick(local, second, tickLocal + 1000 + FINE_LEAD_MILLIS, FINE_PAUSE_NANOS, last);
-    record(t.second() * 1000 - t.localMillis(), t.errorMillis(), t.second());
+    record(t.second() * 1000 - t.localMillis(), t.errorMillis(), t.second(), false);
     watch.expect(t.second(), t.localMillis());
     return t.localMillis();
   }
 
   /** Takes a measured offset ({@link ClockOffset#measured}), on the process probed. */
-  private void record(long offset, long err, long aligned) {
-    movedRetries = 0;
+  private void record(long offset, long err, long aligned, boolean moved) {
+    passedOver = false;
     measuredOn = probe.process();
-    measured.measured(offset, err, aligned);
+    measured.measured(offset, err, aligned, moved);
   }
 
   private void closeProbe() {
@@ -390,6 +407,11 @@ final class MemcachedClock implements StoreClock {
       checker.close();
       checker = null;
     }
+  }
+
+  /** Whether a moved tick is being measured, for tests. */
+  boolean measuringMove() {
+    return moved;
   }
 
   @Override

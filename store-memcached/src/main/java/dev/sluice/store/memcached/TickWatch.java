@@ -17,12 +17,13 @@ package dev.sluice.store.memcached;
  * second. When the process changed, or the tick comes more than {@link MemcachedClock#MOVED_MILLIS}
  * from where it was expected (or on another second), the clock measures the next tick at once,
  * provisionally, as a first one is; every instance sees the same move at the same tick, so the
- * fleet is on the new clock within about two seconds of the move (of a stall's end). A
- * measurement's own first tick is judged the same way ({@link #offExpected}), so a move while
- * nothing watched (a measurement failed in a stall and is tried again) is measured too. A smaller
- * move, near {@link MemcachedClock#MOVED_MILLIS} and within the watch's error (a poll interval),
- * may be measured by some instances and not others: until the next aligned tick instances place a
- * boundary up to about 40 ms plus memcached's drift since the last aligned tick apart.
+ * fleet is on the new clock within about two seconds of the move (of a stall's end; an instance cut
+ * off from memcached then, within about two seconds of reaching it again). A measurement's own
+ * first tick is judged the same way ({@link #offExpected}), so a move while nothing watched (a
+ * measurement failed in a stall and is tried again) is measured too. A smaller move, near {@link
+ * MemcachedClock#MOVED_MILLIS} and within the watch's error (a poll interval), may be measured by
+ * some instances and not others: until the next aligned tick instances place a boundary up to about
+ * 40 ms plus memcached's drift since the last aligned tick apart.
  *
  * <p>Not thread-safe: the clock's steps use it one after another.
  */
