@@ -87,6 +87,7 @@ final class FleetRun {
           + fromMillis
           + ".."
           + toMillis
+          + (backMillis > fromMillis ? ", back at " + backMillis : "")
           + "]";
     }
   }
@@ -110,10 +111,6 @@ final class FleetRun {
   final List<Happened> faults = Collections.synchronizedList(new ArrayList<>());
   final List<String> problems = Collections.synchronizedList(new ArrayList<>());
 
-  /** When the last stall or restart of memcached began: either moves its tick. */
-  private final java.util.concurrent.atomic.AtomicLong lastMoveFault =
-      new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
-
   private final Fleet fleet;
   private final MemcachedServer memcached;
   private final TcpProxy proxy;
@@ -132,7 +129,7 @@ final class FleetRun {
   /** Runs {@code schedule} to its end: {@code method} and {@code path(seq)} for each request. */
   FleetRun run(FleetSchedule schedule, String method, java.util.function.LongFunction<String> path)
       throws InterruptedException {
-    phases.add(new Phase(System.currentTimeMillis(), phase(memcached).deltaMillis()));
+    phases.add(new Phase(System.currentTimeMillis(), delta(memcached)));
     long start = System.currentTimeMillis() + 200;
     List<Thread> threads = new ArrayList<>();
     CountDownLatch lanesDone =
@@ -185,8 +182,8 @@ final class FleetRun {
    * Until {@code done}, watches memcached's tick as the instances do, on a connection of its own
    * (past the proxy): memcached skips a second when its timer's drift has added up to one (about
    * every quarter to half hour), and the fleet measures the new phase then. A tick a second off the
-   * last one's phase, or more than {@link FleetModels#EPSILON_MILLIS} off, is measured again and
-   * recorded as a new phase, as a restart's is.
+   * last one's phase, or more than {@link FleetModels#EPSILON_MILLIS} off, is recorded as a new
+   * phase, as a restart's is, placed within 20 ms as the instances place it.
    */
   private void watchTicks(CountDownLatch done) {
     long phase = Long.MIN_VALUE; // kept across connections: a move while reconnecting is seen
@@ -205,13 +202,7 @@ final class FleetRun {
           if (second >= 0 && now != second && a - before <= 20) {
             long seen = now * 1000 - (before + a) / 2;
             if (phase != Long.MIN_VALUE && Math.abs(seen - phase) > FleetModels.EPSILON_MILLIS) {
-              long at = System.currentTimeMillis();
-              Phase measured = phase(memcached);
-              // A stall or restart that began before the tick measured moved it again: that
-              // fault records the phase it left, from the instant memcached answers again.
-              if (lastMoveFault.get() < at) {
-                phases.add(new Phase(at, measured.deltaMillis()));
-              }
+              phases.add(new Phase(System.currentTimeMillis(), seen));
             }
             phase = seen;
           }
@@ -284,9 +275,6 @@ final class FleetRun {
   private void inject(FleetSchedule.Fault f) throws Exception {
     long from = System.currentTimeMillis();
     long back = from;
-    if (f.kind() == FleetSchedule.Kind.STALL || f.kind() == FleetSchedule.Kind.RESTART_MEMCACHED) {
-      lastMoveFault.set(from);
-    }
     switch (f.kind()) {
       case KILL_INSTANCE -> {
         int i = f.instance();
@@ -298,7 +286,7 @@ final class FleetRun {
       case RESTART_MEMCACHED -> {
         memcached.restart();
         back = System.currentTimeMillis();
-        phases.add(new Phase(back, phase(memcached).deltaMillis()));
+        phases.add(new Phase(back, delta(memcached)));
       }
       case EVICT -> evict();
       case FLAP -> {
@@ -313,7 +301,7 @@ final class FleetRun {
         memcached.resume();
         back = System.currentTimeMillis();
         // Thawed, its timer runs late and every tick with it: a new phase, as after a restart.
-        phases.add(new Phase(back, phase(memcached).deltaMillis()));
+        phases.add(new Phase(back, delta(memcached)));
       }
     }
     faults.add(new Happened(f.kind(), f.instance(), from, back, System.currentTimeMillis()));
@@ -321,10 +309,9 @@ final class FleetRun {
 
   /**
    * Memcached's clock minus the host's, in ms, measured as the instances measure it: at the instant
-   * its {@code stats} time ticks over to the next second, the host time of that tick its {@code
-   * atMillis}.
+   * its {@code stats} time ticks over to the next second.
    */
-  static Phase phase(MemcachedServer memcached) {
+  static long delta(MemcachedServer memcached) {
     long second = memcached.stat("time");
     long before = System.currentTimeMillis();
     long deadline = before + 3_000;
@@ -332,8 +319,7 @@ final class FleetRun {
       long now = memcached.stat("time");
       long after = System.currentTimeMillis();
       if (now != second && after - before <= 20) {
-        long tick = (before + after) / 2;
-        return new Phase(tick, now * 1000 - tick);
+        return now * 1000 - (before + after) / 2;
       }
       // Not ticked yet, or ticked while a read waited (a stall): the next tick places it.
       second = now;
@@ -376,18 +362,16 @@ final class FleetRun {
    */
   static long measuredBy(List<Happened> faults, long millis, long endMillis) {
     long back = millis;
-    long end = Math.max(millis, endMillis);
     for (boolean later = true; later; ) {
       later = false;
       for (Happened f : faults) {
         if (f.cutOff() && f.fromMillis() <= back + REMEASURE_MILLIS && f.backMillis() > back) {
           back = f.backMillis();
-          end = Math.max(end, f.toMillis());
           later = true;
         }
       }
     }
-    return end + REMEASURE_MILLIS;
+    return Math.max(back, endMillis) + REMEASURE_MILLIS;
   }
 
   /**

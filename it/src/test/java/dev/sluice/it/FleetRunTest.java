@@ -68,8 +68,8 @@ class FleetRunTest {
   @Test
   void aRestartHidesTheMoveAndAnEvictionDoesNot() {
     Happened restart = new Happened(Kind.RESTART_MEMCACHED, 0, 1_500, 2_500, 3_200);
-    assertEquals(List.of(-900L, -400L), at(List.of(STALL, restart), 6_100));
-    assertEquals(List.of(-400L), at(List.of(STALL, restart), 6_300));
+    assertEquals(List.of(-900L, -400L), at(List.of(STALL, restart), 5_400));
+    assertEquals(List.of(-400L), at(List.of(STALL, restart), 5_600));
     Happened evict = new Happened(Kind.EVICT, 0, 1_500, 1_500, 3_000);
     assertEquals(List.of(-400L), at(List.of(STALL, evict), 4_100));
   }

@@ -8,10 +8,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The offset of memcached's clock from this host's as a {@link MemcachedClock} last measured it,
- * read by every decision, and what operators are told of it: the first offset at INFO; an offset
- * past {@link #WARN_MILLIS} at WARN, once until the offset is back within it; and, once, a clock
- * still not measured {@link #UNMEASURED_WARN_MILLIS} after start. Written by the clock's steps, one
- * at a time; read by any thread.
+ * read by every decision, and what operators are told of it: the first offset at INFO, and each
+ * offset of a tick that moved with the one it replaces; an offset past {@link #WARN_MILLIS} at
+ * WARN, once until the offset is back within it; and, once, a clock still not measured {@link
+ * #UNMEASURED_WARN_MILLIS} after start. Written by the clock's steps, one at a time; read by any
+ * thread.
  */
 final class ClockOffset {
 

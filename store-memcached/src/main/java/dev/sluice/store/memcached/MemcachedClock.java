@@ -105,10 +105,13 @@ final class MemcachedClock implements StoreClock {
   private volatile boolean moved;
 
   /**
-   * Whether a reading of a moved tick was passed over as too wide to place it (held up, say, by a
-   * stall that ended during it): the next tick is recorded whatever its reading.
+   * Whether a reading of a moved tick was passed over, one of its reads held up (by a stall that
+   * ended during it, say): the next tick is recorded whatever its reading.
    */
   private boolean passedOver;
+
+  /** Whether the read that last saw the old second (at {@link #before}) took over a poll. */
+  private boolean heldUp;
 
   /** Where the next tick is expected, between measurements. */
   private final TickWatch watch = new TickWatch(COARSE_POLL_MILLIS);
@@ -226,6 +229,7 @@ final class MemcachedClock implements StoreClock {
         probe = StatsProbe.open(server, timeoutMillis);
         before = local.millis();
         second = probe.time();
+        heldUp = local.millis() - before > COARSE_POLL_MILLIS;
         fine = false;
         deadline = before + 2_500;
         schedule(COARSE_POLL_MILLIS);
@@ -260,6 +264,7 @@ final class MemcachedClock implements StoreClock {
         throw new IOException("memcached's second did not tick over in time");
       }
       before = b;
+      heldUp = a - b > COARSE_POLL_MILLIS;
       schedule(COARSE_POLL_MILLIS);
       return;
     }
@@ -280,19 +285,20 @@ final class MemcachedClock implements StoreClock {
           watch.fromNearest(tickLocal));
       moved = true;
     }
-    if (moved && !narrow && !passedOver) {
-      // Placed anywhere in a span longer than a poll (a read held up by a stall that ended in it
-      // answers at the thaw, the new phase's first tick): place the next tick instead.
+    if (moved && !narrow && !passedOver && (heldUp || a - b > COARSE_POLL_MILLIS)) {
+      // A read held up by a stall that ended during it answers at the thaw, the new phase's first
+      // tick, which the reading would place anywhere in its span: place the next tick instead (when
+      // that is the aligned one, coarsely, and the fine measurement waits for the next aligned).
       passedOver = true;
       before = b;
+      heldUp = false;
       deadline = a + 2_500;
       schedule(COARSE_POLL_MILLIS);
       return;
     }
     if (!measured.ticked() || moved) {
-      boolean wasMoved = moved;
+      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, -1, moved);
       moved = false;
-      record(now * 1000 - tickLocal, (a - before + 1) / 2 + 1, -1, wasMoved);
       watch.expect(now, tickLocal);
     } else if (narrow) {
       watch.expect(now, tickLocal);
@@ -338,7 +344,7 @@ final class MemcachedClock implements StoreClock {
           server,
           measuredOn,
           checker.process());
-      measureAgain(b, now);
+      measureAgain(b, now, a);
     } else {
       switch (watch.read(b, now, a)) {
         case NOT_YET -> schedule(COARSE_POLL_MILLIS);
@@ -349,20 +355,24 @@ final class MemcachedClock implements StoreClock {
                   + " measuring it again",
               server,
               watch.how());
-          measureAgain(b, now);
+          measureAgain(b, now, a);
         }
       }
     }
   }
 
-  /** Measures the clock from the next tick after second {@code now}, read at {@code b}. */
-  private void measureAgain(long b, long now) {
+  /**
+   * Measures the clock from the next tick after second {@code now}, read between {@code b} and
+   * {@code a}.
+   */
+  private void measureAgain(long b, long now, long a) {
     moved = true;
     watch.restart();
     probe = checker;
     checker = null;
     before = b;
     second = now;
+    heldUp = a - b > COARSE_POLL_MILLIS;
     fine = false;
     deadline = b + 2_500;
     schedule(COARSE_POLL_MILLIS);
