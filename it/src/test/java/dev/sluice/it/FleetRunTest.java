@@ -27,10 +27,15 @@ class FleetRunTest {
     return FleetRun.deltas(MOVED_AT_1000, faults, millis);
   }
 
+  /** The old phase is accepted 100 ms before {@code untilMillis}, and not 100 ms after. */
+  private static void oldPhaseUntil(List<Happened> faults, long untilMillis) {
+    assertEquals(List.of(-900L, -400L), at(faults, untilMillis - 100));
+    assertEquals(List.of(-400L), at(faults, untilMillis + 100));
+  }
+
   @Test
   void anOldPhaseIsAcceptedForAWhileAfterTheTickMoved() {
-    assertEquals(List.of(-900L, -400L), at(List.of(STALL), 3_900));
-    assertEquals(List.of(-400L), at(List.of(STALL), 4_100));
+    oldPhaseUntil(List.of(STALL), 4_000);
   }
 
   /** Thawed, then cut off at once: no instance measured the new tick before the flap ended. */
@@ -41,8 +46,7 @@ class FleetRunTest {
             STALL,
             new Happened(Kind.FLAP, 0, 1_600, 4_000, 4_000),
             new Happened(Kind.KILL_INSTANCE, 1, 6_500, 6_500, 9_000));
-    assertEquals(List.of(-900L, -400L), at(faults, 6_900));
-    assertEquals(List.of(-400L), at(faults, 7_100));
+    oldPhaseUntil(faults, 7_000);
   }
 
   /** A flap that began after the instances had time to measure the moved tick extends nothing. */
@@ -60,16 +64,14 @@ class FleetRunTest {
             STALL,
             new Happened(Kind.STALL, 0, 2_500, 4_000, 4_900),
             new Happened(Kind.FLAP, 0, 6_500, 9_000, 9_000));
-    assertEquals(List.of(-900L, -400L), at(faults, 11_900));
-    assertEquals(List.of(-400L), at(faults, 12_100));
+    oldPhaseUntil(faults, 12_000);
   }
 
   /** A restart cuts the instances off; an eviction leaves memcached answering. */
   @Test
   void aRestartHidesTheMoveAndAnEvictionDoesNot() {
     Happened restart = new Happened(Kind.RESTART_MEMCACHED, 0, 1_500, 2_500, 3_200);
-    assertEquals(List.of(-900L, -400L), at(List.of(STALL, restart), 5_400));
-    assertEquals(List.of(-400L), at(List.of(STALL, restart), 5_600));
+    oldPhaseUntil(List.of(STALL, restart), 5_500);
     Happened evict = new Happened(Kind.EVICT, 0, 1_500, 1_500, 3_000);
     assertEquals(List.of(-400L), at(List.of(STALL, evict), 4_100));
   }

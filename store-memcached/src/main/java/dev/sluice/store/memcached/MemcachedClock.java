@@ -399,10 +399,10 @@ final class MemcachedClock implements StoreClock {
   }
 
   /** Takes a measured offset ({@link ClockOffset#measured}), on the process probed. */
-  private void record(long offset, long err, long aligned, boolean moved) {
+  private void record(long offset, long err, long aligned, boolean ofMove) {
     passedOver = false;
     measuredOn = probe.process();
-    measured.measured(offset, err, aligned, moved);
+    measured.measured(offset, err, aligned, ofMove);
   }
 
   private void closeProbe() {

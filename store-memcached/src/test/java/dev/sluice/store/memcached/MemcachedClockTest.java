@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.spi.StoreClock;
 import dev.sluice.testkit.Memcached;
 import dev.sluice.testkit.MemcachedServer;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -134,7 +135,9 @@ class MemcachedClockTest {
     try (MemcachedServer m = MemcachedServer.start();
         MemcachedCounterStore store = hourly(m)) {
       MemcachedClock c = (MemcachedClock) store.clock().orElseThrow();
-      assertTrue(awaitTrue(() -> c.errorMillis() >= 0, 10_000), "never measured: " + c);
+      assertTrue(
+          MemcachedServer.await(Duration.ofSeconds(10), () -> c.errorMillis() >= 0),
+          "never measured: " + c);
       List<String> measured = new ArrayList<>();
       for (int k = 0; k < 8 && measured.size() < 4; k++) {
         m.stall();
@@ -143,7 +146,7 @@ class MemcachedClockTest {
         m.resume();
         // Thawed, memcached ticks a whole number of seconds after the thaw. The move is seen at
         // the next expected tick and measured at the one after: freeze it again across that one.
-        if (!awaitTrue(c::measuringMove, 3_000)) {
+        if (!MemcachedServer.await(Duration.ofSeconds(3), c::measuringMove)) {
           continue; // a move too small to see: stall again
         }
         long seen = System.currentTimeMillis();
@@ -155,7 +158,9 @@ class MemcachedClockTest {
         // stall began, a read is held up now (it waits up to the probe's 500 ms, not a timeout).
         boolean heldUp = c.measuringMove();
         m.resume();
-        assertTrue(awaitTrue(() -> !c.measuringMove(), 10_000), "not measured: " + c);
+        assertTrue(
+            MemcachedServer.await(Duration.ofSeconds(10), () -> !c.measuringMove()),
+            "not measured: " + c);
         if (!heldUp) {
           continue;
         }
@@ -179,16 +184,6 @@ class MemcachedClockTest {
         .build();
   }
 
-  /** Whether {@code condition} held within {@code millis}, asked every millisecond. */
-  private static boolean awaitTrue(java.util.function.BooleanSupplier condition, long millis)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-      Thread.sleep(1);
-    }
-    return condition.getAsBoolean();
-  }
-
   /** Something done to a memcached, the {@code k}th time, that may move its tick. */
   private interface Disturbance {
     void apply(MemcachedServer m, int k) throws Exception;
@@ -204,7 +199,9 @@ class MemcachedClockTest {
     try (MemcachedServer m = MemcachedServer.start();
         MemcachedCounterStore store = hourly(m)) {
       StoreClock c = store.clock().orElseThrow();
-      assertTrue(awaitTrue(() -> c.errorMillis() >= 0, 10_000), "never measured: " + c);
+      assertTrue(
+          MemcachedServer.await(Duration.ofSeconds(10), () -> c.errorMillis() >= 0),
+          "never measured: " + c);
       long old = c.offsetMillis();
       long phase = old;
       for (int k = 0; k < 10 && Math.abs(phase - old) < 200; k++) {
@@ -214,8 +211,9 @@ class MemcachedClockTest {
       assertTrue(Math.abs(phase - old) >= 200, "ten times " + what + " kept the phase: " + phase);
       long measured = phase;
       assertTrue(
-          awaitTrue(
-              () -> Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30, withinMillis),
+          MemcachedServer.await(
+              Duration.ofMillis(withinMillis),
+              () -> Math.abs(c.offsetMillis() - measured) <= c.errorMillis() + 30),
           "memcached "
               + what
               + " now ticks at "
