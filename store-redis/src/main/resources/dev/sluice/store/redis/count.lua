@@ -70,17 +70,26 @@ for a = 1, #ARGV, 5 do
     out[#out + 1] = text(vh, vl)
     out[#out + 1] = 0
   else
-    local v = redis.pcall('INCRBY', key, delta)
-    if type(v) == 'table' then
-      -- Past 2^63 - 1: the count stays at the largest long instead of failing or wrapping.
-      v = '9223372036854775807'
-      redis.call('SET', key, v, 'KEEPTTL')
-    elseif v >= EXACT then
-      v = redis.call('GET', key)
-      if v == delta then redis.call('PEXPIRE', key, ttl) end
-    elseif v == tonumber(delta) then
-      -- Created by this increment (or back from zero): it lives two windows and some slack.
-      redis.call('PEXPIRE', key, ttl)
+    local v
+    if redis.call('SET', key, delta, 'PX', ttl, 'NX') then
+      -- Created with its expiry in one command: it lives two windows and some slack, and no
+      -- refused command can leave it without one.
+      v = tonumber(delta)
+      if v >= EXACT then v = delta end
+    else
+      v = redis.pcall('INCRBY', key, delta)
+      if type(v) == 'table' then
+        if not string.find(v.err or '', 'overflow', 1, true) then
+          -- Any other refusal (an ACL without INCRBY, a key of another type) is the store
+          -- failing, with Redis's own error: never a saturated count.
+          return redis.error_reply('INCRBY refused: ' .. tostring(v.err))
+        end
+        -- Past 2^63 - 1: the count stays at the largest long instead of failing or wrapping.
+        v = '9223372036854775807'
+        redis.call('SET', key, v, 'KEEPTTL')
+      elseif v >= EXACT then
+        v = redis.call('GET', key)
+      end
     end
     out[#out + 1] = v
     if kind == 'w' then

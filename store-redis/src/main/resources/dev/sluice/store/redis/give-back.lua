@@ -3,7 +3,11 @@
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     local v = redis.pcall('DECRBY', KEYS[i], ARGV[i])
-    if type(v) == 'table' or v < 0 then
+    if type(v) == 'table' then
+      -- Refused (an ACL without DECRBY): the count stays as it was, and the caller sees why.
+      return redis.error_reply('DECRBY refused: ' .. tostring(v.err))
+    end
+    if v < 0 then
       redis.call('SET', KEYS[i], '0', 'KEEPTTL')
     end
   end
