@@ -347,6 +347,57 @@ final class Connection implements AutoCloseable {
         .thenCompose(c -> Script.TIME.run(c.async(), ScriptOutputType.MULTI, new String[0]));
   }
 
+  /**
+   * Each master's {@code INFO}, sent now on the connection decisions use, by the master's name:
+   * {@code host:port}, or {@code sentinel master NAME} for a Sentinel group's.
+   *
+   * @throws StoreUnavailableException before the first connection
+   */
+  @SuppressWarnings("unchecked") // a standalone client connects standalone connections
+  java.util.Map<String, java.util.concurrent.CompletionStage<String>> info() {
+    StatefulRedisClusterConnection<String, String> cc = clusterConnection;
+    java.util.Map<String, java.util.concurrent.CompletionStage<String>> out =
+        new java.util.LinkedHashMap<>();
+    if (cc == null) {
+      commands(); // fails before the first connection
+      out.put(
+          standaloneName(), ((StatefulRedisConnection<String, String>) connection).async().info());
+      return out;
+    }
+    for (RedisClusterNode node : cc.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+        String host = node.getUri().getHost();
+        int port = node.getUri().getPort();
+        out.put(
+            host + ':' + port,
+            cc.getConnectionAsync(host, port).thenCompose(c -> c.async().info()));
+      }
+    }
+    return out;
+  }
+
+  /** The masters {@link #info} names, as far as they are known now. */
+  List<String> masters() {
+    StatefulRedisClusterConnection<String, String> cc = clusterConnection;
+    if (cc == null) {
+      return cluster == null ? List.of(standaloneName()) : List.of();
+    }
+    List<String> out = new ArrayList<>();
+    for (RedisClusterNode node : cc.getPartitions()) {
+      if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+        out.add(node.getUri().getHost() + ':' + node.getUri().getPort());
+      }
+    }
+    return out;
+  }
+
+  private String standaloneName() {
+    RedisURI u = standalone;
+    return u.getSentinelMasterId() != null
+        ? "sentinel master " + u.getSentinelMasterId()
+        : u.getHost() + ':' + u.getPort();
+  }
+
   /** The master serving {@code slot}, as {@code host:port}, for its breaker. */
   String nodeOf(int slot) {
     StatefulRedisClusterConnection<String, String> c = clusterConnection;

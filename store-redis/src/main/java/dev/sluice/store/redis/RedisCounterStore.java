@@ -60,6 +60,7 @@ public final class RedisCounterStore implements CounterStore {
 
   private final RedisValues values;
   private final RedisClock clock;
+  private final EvictionWatch evictions;
 
   private RedisCounterStore(Builder b) {
     this.keys = new Keys(b.prefix);
@@ -105,6 +106,14 @@ public final class RedisCounterStore implements CounterStore {
             b.connectTimeout.compareTo(b.operationTimeout) > 0
                 ? b.connectTimeout
                 : b.operationTimeout);
+    this.evictions =
+        new EvictionWatch(
+            connection::info,
+            connection::masters,
+            b.scheduler,
+            () -> System.nanoTime() / 1_000_000,
+            b.statsInterval.toMillis(),
+            EvictionWatch.QUIET_MILLIS);
     this.clock =
         b.storeClock
             ? new RedisClock(
@@ -179,8 +188,21 @@ public final class RedisCounterStore implements CounterStore {
     return Optional.ofNullable(clock);
   }
 
+  /**
+   * Each master's evictions ({@code host:port}, or {@code sentinel master NAME}) since this store
+   * was built: keys Redis dropped for {@code maxmemory} before they expired, counters among them.
+   * Read from each master's {@code INFO} every 10 s in the background ({@link
+   * Builder#statsInterval}); when a master starts evicting it is logged once at WARN (again after
+   * 10 minutes without any), and a master's first answer says at WARN what it does when full.
+   */
+  @Override
+  public java.util.Map<String, Long> evictions() {
+    return evictions.evictions();
+  }
+
   @Override
   public void close() {
+    evictions.close();
     if (clock != null) {
       clock.close();
     }
@@ -223,6 +245,7 @@ public final class RedisCounterStore implements CounterStore {
     private Duration breakerDelay = Duration.ofSeconds(1);
     private InstantSource clock = InstantSource.system();
     private boolean storeClock = true;
+    private Duration statsInterval = Duration.ofMillis(EvictionWatch.DEFAULT_INTERVAL_MILLIS);
     private ScheduledExecutorService scheduler = Background.shared();
 
     private Builder() {}
@@ -350,6 +373,18 @@ public final class RedisCounterStore implements CounterStore {
       }
       this.breakerFailures = failures;
       this.breakerDelay = delay;
+      return this;
+    }
+
+    /**
+     * How often each master's {@code INFO} is read for its evictions and memory policy ({@link
+     * RedisCounterStore#evictions()}); 10 s by default.
+     */
+    public Builder statsInterval(Duration interval) {
+      if (interval.toMillis() < 1) {
+        throw new IllegalArgumentException("statsInterval must be at least 1ms");
+      }
+      this.statsInterval = interval;
       return this;
     }
 
