@@ -20,6 +20,7 @@ import io.grpc.protobuf.StatusProto;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -31,11 +32,11 @@ import org.slf4j.LoggerFactory;
  * Rate limiting for a gRPC server, by the same rules as the HTTP adapters: a call is a {@code POST}
  * of its full method name as the path ({@code /package.Service/Method}, so {@code match: { path:
  * "/package.Service/*" }} takes every method of a service), its metadata as headers ({@code
- * header:NAME} keys), the peer's address as the client's ({@code ip}; a {@code x-forwarded-for} or
- * {@code forwarded} entry counts only from the rules' trusted proxies), and, when given a {@link
- * Context.Key}, the value an authenticating interceptor put there as the user ({@code user}). The
- * decision never blocks the transport's threads ({@link RequestLimiter#decideAsync}); the call
- * starts once it is allowed.
+ * header:NAME} keys; a binary entry, {@code header:NAME-bin}, as its bytes in unpadded Base64), the
+ * peer's address as the client's ({@code ip}; a {@code x-forwarded-for} or {@code forwarded} entry
+ * counts only from the rules' trusted proxies), and, when given a {@link Context.Key}, the value an
+ * authenticating interceptor put there as the user ({@code user}). The decision never blocks the
+ * transport's threads ({@link RequestLimiter#decideAsync}); the call starts once it is allowed.
  *
  * <p>An allowed call sends the rate-limit headers as response metadata ({@code x-ratelimit-*},
  * {@code ratelimit-policy}, {@code ratelimit}). A refused one is closed with {@code
@@ -48,6 +49,9 @@ import org.slf4j.LoggerFactory;
 public final class SluiceServerInterceptor implements ServerInterceptor {
 
   private static final Logger LOG = LoggerFactory.getLogger(SluiceServerInterceptor.class);
+
+  /** A binary metadata value's text, as gRPC writes it on the wire. */
+  private static final Base64.Encoder BASE64 = Base64.getEncoder().withoutPadding();
 
   private final RequestLimiter limiter;
   private final Context.Key<?> user;
@@ -282,19 +286,36 @@ public final class SluiceServerInterceptor implements ServerInterceptor {
       return "/" + call.getMethodDescriptor().getFullMethodName();
     }
 
+    /**
+     * Every value of an entry of the metadata. A binary entry's (a name ending in {@code -bin}) is
+     * its bytes in unpadded Base64 (RFC 4648's alphabet, with {@code +} and {@code /}), as gRPC
+     * sends them on the wire. A name that metadata cannot hold (a pseudo-header such as {@code
+     * :authority}, a space) has none.
+     */
     @Override
     public List<String> headers(String name) {
       String key = name.toLowerCase(Locale.ROOT);
-      if (key.endsWith(Metadata.BINARY_HEADER_SUFFIX) || key.startsWith(":")) {
-        return List.of();
-      }
-      Iterable<String> values =
-          requestHeaders.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
-      if (values == null) {
+      if (key.startsWith(":")) {
         return List.of();
       }
       List<String> out = new ArrayList<>(1);
-      values.forEach(out::add);
+      try {
+        if (key.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
+          Iterable<byte[]> values =
+              requestHeaders.getAll(Metadata.Key.of(key, Metadata.BINARY_BYTE_MARSHALLER));
+          if (values != null) {
+            values.forEach(v -> out.add(BASE64.encodeToString(v)));
+          }
+        } else {
+          Iterable<String> values =
+              requestHeaders.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+          if (values != null) {
+            values.forEach(out::add);
+          }
+        }
+      } catch (IllegalArgumentException notAMetadataName) {
+        return List.of();
+      }
       return out;
     }
 

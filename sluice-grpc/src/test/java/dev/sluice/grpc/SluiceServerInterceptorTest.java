@@ -424,6 +424,100 @@ class SluiceServerInterceptorTest {
     assertEquals("echo hi", say(new Metadata()));
   }
 
+  static final Metadata.Key<byte[]> ID_BIN =
+      Metadata.Key.of("x-id-bin", Metadata.BINARY_BYTE_MARSHALLER);
+
+  private static Metadata binaryId(byte... id) {
+    Metadata h = new Metadata();
+    h.put(ID_BIN, id);
+    return h;
+  }
+
+  private static Rule perBinaryId(String... key) {
+    return Rule.builder("per-id")
+        .path("/sluice.test.Echo/Say")
+        .key(key)
+        .algorithm(Algorithm.FIXED_WINDOW)
+        .tier(3, Duration.ofHours(1))
+        .build();
+  }
+
+  @Test
+  void aBinaryMetadataKeyCountsItsValue() throws Exception {
+    start(InMemoryCounterStore.create(), perBinaryId("header:x-id-bin"));
+    byte[] one = {0, 1, 2, (byte) 0xff};
+    for (int i = 0; i < 3; i++) {
+      assertEquals("echo hi", say(binaryId(one)), "call " + i);
+    }
+    for (int i = 3; i < 6; i++) {
+      StatusRuntimeException e =
+          assertThrows(StatusRuntimeException.class, () -> say(binaryId(one)), "call " + i);
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+      assertTrue(e.getStatus().getDescription().contains("per-id"), e::toString);
+    }
+    byte[] two = {0, 1, 2, (byte) 0xfe};
+    for (int i = 0; i < 3; i++) {
+      assertEquals("echo hi", say(binaryId(two)), "another value counts apart, call " + i);
+    }
+    assertThrows(StatusRuntimeException.class, () -> say(binaryId(two)));
+  }
+
+  @Test
+  void aBinaryMetadataKeyComesBeforeTheAddressFallback() throws Exception {
+    start(InMemoryCounterStore.create(), perBinaryId("header:x-id-bin", "ip"));
+    for (int id = 0; id < 3; id++) {
+      for (int i = 0; i < 3; i++) {
+        assertEquals("echo hi", say(binaryId((byte) id)), "id " + id + ", call " + i);
+      }
+      byte spent = (byte) id;
+      StatusRuntimeException e =
+          assertThrows(StatusRuntimeException.class, () -> say(binaryId(spent)), "id " + id);
+      assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+    }
+    // Nine calls passed from one address: none was counted under it.
+    for (int i = 0; i < 3; i++) {
+      assertEquals("echo hi", say(new Metadata()), "no id: the address, call " + i);
+    }
+    assertThrows(StatusRuntimeException.class, () -> say(new Metadata()));
+  }
+
+  @Test
+  void aBinaryMetadataValueReadsAsUnpaddedBase64() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Rule echo =
+        Rule.builder("seen")
+            .path("/sluice.test.Echo/Say")
+            .key("app:id")
+            .tier(1000, Duration.ofHours(1))
+            .build();
+    start(
+        new SluiceServerInterceptor(
+            RequestLimiter.builder(InMemoryCounterStore.create())
+                .rules(RuleSet.builder().rule(echo).build())
+                .keyResolver(
+                    "id",
+                    r -> {
+                      seen.add(String.join(",", r.headers("X-Id-Bin")));
+                      return r.header("x-id-bin");
+                    })
+                .build()));
+    Metadata h = new Metadata();
+    h.put(ID_BIN, new byte[] {(byte) 0xfb, (byte) 0xff});
+    h.put(ID_BIN, new byte[] {'a', 'b', 'c', 'd'});
+    say(h);
+    assertEquals(List.of("+/8,YWJjZA"), seen, "each value, as gRPC sends it on the wire");
+  }
+
+  @Test
+  void aHeaderNameMetadataCannotHoldFallsBackToTheNextSource() throws Exception {
+    start(InMemoryCounterStore.create(), perBinaryId("header:x id", "ip"));
+    for (int i = 0; i < 3; i++) {
+      assertEquals("echo hi", say("k" + i), "call " + i);
+    }
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> say("k3"));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode(), "counted by address");
+  }
+
   @Test
   void anotherSpellingOfAMethodIsNeverServed() throws Exception {
     start(InMemoryCounterStore.create(), PER_KEY);
