@@ -59,9 +59,14 @@ final class RedisValues implements SharedValues {
   private <T> T await(CompletableFuture<T> f, String name) {
     try {
       return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
-    } catch (TimeoutException | ExecutionException e) {
+    } catch (TimeoutException e) {
       throw new StoreUnavailableException(
           "redis did not answer for the value '" + name + "' within " + timeoutMillis + " ms");
+    } catch (ExecutionException e) {
+      // What Redis or the connection said (NOPERM, say), not a timeout it was not.
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      String said = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+      throw new StoreUnavailableException("redis failed on the value '" + name + "': " + said);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new StoreUnavailableException("interrupted while reading the value '" + name + "'");
