@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,11 +43,13 @@ public final class RequestLimiter {
   private final RuleChanges changes;
   private volatile CompiledRules compiled;
   private final Optional<KnobWatcher> watcher;
+  private final Set<String> keyResolvers;
 
   private RequestLimiter(Builder b) {
     this.engine = Engine.of(b);
     this.clock = engine.clock();
     Map<String, KeyResolver> apps = Map.copyOf(b.apps);
+    this.keyResolvers = Set.copyOf(apps.keySet());
     this.matcher = new RequestMatcher(engine, b.quotas, apps);
     this.changes = new RuleChanges(new RuleCompiler(engine, apps));
     this.compiled = changes.first(b.rules);
@@ -189,6 +192,14 @@ public final class RequestLimiter {
   /** {@return the rules in force} */
   public RuleSet rules() {
     return compiled.rules();
+  }
+
+  /**
+   * {@return the names of the key resolvers registered: the {@code app:NAME} sources a rule may key
+   * on}
+   */
+  public Set<String> keyResolvers() {
+    return keyResolvers;
   }
 
   /** {@return the clock this limiter reads} */

@@ -30,8 +30,15 @@ final class RuleReader extends Fields {
 
   private int defaultInstances = 1;
 
-  RuleReader(String file) {
+  /** {@code defaults.key}: null for none. */
+  private Node defaultKeyNode;
+
+  /** The {@code app:} sources a key may name; null: any (checked when the rules are in force). */
+  private final Set<String> resolvers;
+
+  RuleReader(String file, Set<String> resolvers) {
     super(file);
+    this.resolvers = resolvers;
   }
 
   void defaults(Node node) {
@@ -49,6 +56,7 @@ final class RuleReader extends Fields {
     }
     if (m.containsKey("key")) {
       defaultKey = keys(m.get("key"), "defaults.key");
+      defaultKeyNode = m.get("key");
     }
     if (m.containsKey("onStoreFailure")) {
       defaultOnStoreFailure = onStoreFailure(m.get("onStoreFailure"), "defaults.onStoreFailure");
@@ -89,6 +97,11 @@ final class RuleReader extends Fields {
     Node keyNode = m.getOrDefault("key", node);
     check(keyNode, f + ".key", () -> b.key(key.toArray(new String[0])));
     pathCaptures(m, keyNode, f, key);
+    if (m.containsKey("key")) {
+      resolvers(keyNode, f + ".key", key);
+    } else if (defaultKeyNode != null) {
+      resolvers(defaultKeyNode, "defaults.key", key);
+    }
     if (m.containsKey("concurrency")) {
       concurrency(m, f, b);
     } else {
@@ -295,6 +308,37 @@ final class RuleReader extends Fields {
                   + name
                   + "} in the match path"
                   + (pattern == null ? " (the rule has no path pattern)" : " " + pattern));
+        }
+      }
+    }
+  }
+
+  /**
+   * An {@code app:NAME} key needs a key resolver registered as {@code NAME}, when the reader knows
+   * which are.
+   */
+  private void resolvers(Node keyNode, String f, List<String> key) {
+    if (resolvers == null) {
+      return;
+    }
+    for (int i = 0; i < key.size(); i++) {
+      String k = key.get(i);
+      if (k.regionMatches(true, 0, "app:", 0, 4)) {
+        String name = k.substring(4).trim();
+        if (!resolvers.contains(name)) {
+          Node at = keyNode instanceof SequenceNode sn ? sn.getValue().get(i) : keyNode;
+          String field = keyNode instanceof SequenceNode ? f + "[" + i + "]" : f;
+          throw error(
+              at,
+              field,
+              "'"
+                  + k
+                  + "' names no key resolver the application registered"
+                  + (resolvers.isEmpty()
+                      ? " (it registered none)"
+                      : " (it registered "
+                          + String.join(", ", new java.util.TreeSet<>(resolvers))
+                          + ")"));
         }
       }
     }

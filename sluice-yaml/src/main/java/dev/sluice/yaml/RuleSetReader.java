@@ -21,9 +21,10 @@ final class RuleSetReader extends Fields {
   private final RuleReader rules;
   private final SheddingReader shedding;
 
-  RuleSetReader(String file) {
+  /** {@code resolvers}: the {@code app:} sources a key may name; null for any. */
+  RuleSetReader(String file, Set<String> resolvers) {
     super(file);
-    this.rules = new RuleReader(file);
+    this.rules = new RuleReader(file, resolvers);
     this.shedding = new SheddingReader(file);
   }
 

@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps a {@link RequestLimiter} in step with its rules file: checks the file every interval and
- * puts a changed file in force at once. A bad edit is logged with its line and field, and the last
- * good rules stay in force. {@link #close()} stops the checks. Thread-safe.
+ * puts a changed file in force at once. A bad edit is logged in one line with its line and field
+ * (an {@code app:} key naming no key resolver the limiter has among them), and the last good rules
+ * stay in force. {@link #close()} stops the checks. Thread-safe.
  */
 public final class RulesFile implements AutoCloseable {
 
@@ -78,12 +79,21 @@ public final class RulesFile implements AutoCloseable {
     try {
       RuleSet rules =
           YamlRules.parse(
-              new String(now, java.nio.charset.StandardCharsets.UTF_8), file.toString());
+              new String(now, java.nio.charset.StandardCharsets.UTF_8),
+              file.toString(),
+              limiter.keyResolvers());
       limiter.update(rules);
       LOG.info("reloaded rules from {}", file);
       return true;
     } catch (RulesException e) {
       LOG.error("rules file edit ignored, the last good rules stay in force: {}", e.getMessage());
+      return false;
+    } catch (IllegalArgumentException e) {
+      // Rules the limiter refused (a rule id that a bound rule holds): one line, as above.
+      LOG.error(
+          "rules file edit ignored, the last good rules stay in force: {}: {}",
+          file,
+          e.getMessage());
       return false;
     } catch (RuntimeException e) {
       LOG.error("rules file edit ignored, the last good rules stay in force", e);

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -84,6 +85,14 @@ public final class YamlRules {
    * @throws RulesException naming the line and field at fault
    */
   public static RuleSet parse(String yaml, String name) {
+    return parse(yaml, name, null);
+  }
+
+  /**
+   * {@link #parse(String, String)}, refusing an {@code app:NAME} key whose {@code NAME} is not in
+   * {@code resolvers} (null: any) with its line and field.
+   */
+  static RuleSet parse(String yaml, String name, Set<String> resolvers) {
     Node root;
     try {
       LoaderOptions options = new LoaderOptions();
@@ -99,6 +108,6 @@ public final class YamlRules {
     if (root == null) {
       throw new RulesException(name, 1, "rules", "the file is empty");
     }
-    return new RuleSetReader(name).ruleSet(root);
+    return new RuleSetReader(name, resolvers).ruleSet(root);
   }
 }
