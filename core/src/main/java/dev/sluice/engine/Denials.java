@@ -106,19 +106,16 @@ final class Denials {
   /**
    * Answers a request some deny cache holds ({@link #anyDenied}), its counters laid out and
    * located: each tier reckoned from the figures last kept for it, as the store would have answered
-   * had it counted and refunded the request; a policy whose figures are not kept as a counter the
-   * store does not hold ({@link #fresh}). No answer (false) when the figures are of a later window
-   * than now's, or when they let the request through, or refuse it only by a concurrency rule
-   * (whose slots free without a store's answer): then the store decides.
+   * had it counted and refunded the request. No answer (false) when a policy's figures are not
+   * kept, or when they let the request through, or refuse it only by a concurrency rule (whose
+   * slots free without a store's answer): then the store decides.
    */
   static boolean answer(Call call, long now, Answer out) {
     for (int e = 0; e < call.entries(); e++) {
       Entry entry = call.entry(e);
       Recall r = entry.policy.recall;
       Recall.Figures f = r == null ? null : r.get(entry.identity, now);
-      if (f == null) {
-        fresh(call, entry, now);
-      } else if (!recall(call, entry, f, now)) {
+      if (f == null || !recall(call, entry, f, now)) {
         return false;
       }
     }
@@ -134,22 +131,6 @@ final class Denials {
     call.withdraw(false);
     Verdicts.refused(out, now, call, true);
     return true;
-  }
-
-  /**
-   * Sets each of {@code entry}'s counters as the store answers a counter it does not hold: an
-   * identity this instance keeps no figures for (a new API key, say). Such a policy cannot refuse
-   * the request here, so the answer is a refusal only when a denied policy's own figures refuse it;
-   * and a client flooding new identities behind a denied one creates no counter in the store.
-   */
-  private static void fresh(Call call, Entry entry, long now) {
-    for (int t = 0; t < entry.policy.tiers.length; t++) {
-      Counter c = call.counter(entry.firstCounter + t);
-      long delta = c.limit.delta(call.permits);
-      long floor = c.limit.floor(now);
-      c.current = floor > 0 ? floor + delta : delta;
-      c.previous = 0;
-    }
   }
 
   /**

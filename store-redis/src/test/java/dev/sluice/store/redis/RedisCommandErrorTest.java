@@ -42,8 +42,8 @@ class RedisCommandErrorTest {
                 "+@connection"));
     for (String c :
         List.of(
-            "get", "set", "incrby", "decrby", "exists", "pexpire", "persist", "hget", "hmget",
-            "hset", "time")) {
+            "get", "set", "incrby", "decrby", "del", "exists", "pexpire", "persist", "hget",
+            "hmget", "hset", "time")) {
       if (!c.equals(command)) {
         args.add("+" + c);
       }

@@ -93,6 +93,27 @@ class RedisEvictionTest {
   }
 
   @Test
+  void aCounterRefundedToZeroTakesNoMemory() throws Exception {
+    // A refused request's counters are counted, then given back: a counter of an identity Redis
+    // did not hold goes with its refund, so a flood of refused new identities leaves nothing.
+    long window = System.currentTimeMillis() / MINUTE;
+    try (RedisServer server = RedisServer.start();
+        RedisCounterStore store = store(server)) {
+      List<CounterUpdate> kept = List.of(new CounterUpdate("per-key", "kept", MINUTE, window, 2));
+      store.increment(kept);
+      for (int i = 0; i < 500; i++) {
+        List<CounterUpdate> one =
+            List.of(new CounterUpdate("per-key", "minted-" + i, MINUTE, window, 1));
+        store.increment(one);
+        store.decrementAsync(one).get();
+      }
+      store.decrementAsync(List.of(new CounterUpdate("per-key", "kept", MINUTE, window, 1))).get();
+      assertEquals("1", server.cli("dbsize"), server.cli("--scan"));
+      assertEquals(1, store.increment(kept).current(0) - 2, "the kept counter holds its count");
+    }
+  }
+
+  @Test
   void aRedisThatRefusesWritesWhenFullIsSaidAtStart() {
     PrintStream err = System.err;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();

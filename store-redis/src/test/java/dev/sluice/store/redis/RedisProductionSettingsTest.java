@@ -157,6 +157,7 @@ class RedisProductionSettingsTest {
             "+set",
             "+incrby",
             "+decrby",
+            "+del",
             "+exists",
             "+pexpire",
             "+persist",
