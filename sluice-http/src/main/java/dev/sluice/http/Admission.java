@@ -67,6 +67,25 @@ public final class Admission {
   }
 
   /**
+   * Decides a request the adapter routed to {@code rules} together with the limiter's rules that
+   * match it ({@link RequestLimiter.BoundRules#decideWithRules}): one decision, so a refusal by any
+   * rule takes nothing from the others. Reused as {@link #decide(RequestLimiter, RequestInfo)}.
+   */
+  public static Admission decideWithRules(
+      RequestLimiter limiter,
+      RequestLimiter.BoundRules rules,
+      RequestInfo request,
+      Map<String, String> pathParameters) {
+    Admission a = reused(limiter);
+    try {
+      rules.decideWithRules(request, pathParameters, a.out);
+    } catch (RuntimeException e) {
+      return a.failedOpen(e);
+    }
+    return a.holding();
+  }
+
+  /**
    * Decides {@code request} without waiting on the store ({@link RequestLimiter#decideAsync}), for
    * an adapter whose thread must not block (an event loop).
    *

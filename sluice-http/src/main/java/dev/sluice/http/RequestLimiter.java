@@ -179,6 +179,34 @@ public final class RequestLimiter {
       return matcher.decide(
           request, c, active, Objects.requireNonNull(pathParameters, "pathParameters"), out);
     }
+
+    /**
+     * Decides for a request the adapter routed to these rules by them and by the rules in force
+     * whose method and path match {@code request}, in one decision: a request any of them refuses
+     * takes nothing from the others, and holds no slot. For an adapter that would otherwise decide
+     * twice (a JAX-RS resource's {@code @RateLimited} after the rules file). Never throws, as
+     * {@link RequestLimiter#decide}.
+     */
+    public boolean decideWithRules(
+        RequestInfo request, Map<String, String> pathParameters, Outcome out) {
+      CompiledRules c = compiled;
+      engine.begin(out);
+      if (!c.enabled()) {
+        return engine.decide(out, 1);
+      }
+      ActiveRule[] active = active(c);
+      return matcher.decideWithRules(
+          request, c, active, Objects.requireNonNull(pathParameters, "pathParameters"), out);
+    }
+  }
+
+  /**
+   * {@return whether rules are bound to places in an adapter ({@link #bind}): an adapter that
+   * decides them after the rules in force decides both at once ({@link
+   * BoundRules#decideWithRules})}
+   */
+  public boolean hasBoundRules() {
+    return !compiled.bound().isEmpty();
   }
 
   /**

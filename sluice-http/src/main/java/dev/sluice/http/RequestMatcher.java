@@ -44,7 +44,33 @@ final class RequestMatcher {
       ActiveRule[] candidates,
       Map<String, String> bound,
       Outcome out) {
-    int cls = match(request, c, candidates, bound, out);
+    int cls =
+        bound == null
+            ? match(request, c, true, null, null, out)
+            : match(request, c, false, candidates, bound, out);
+    if (cls == FAILED) {
+      return out.allowed();
+    }
+    try {
+      return cls == UNSHED ? engine.decide(out, 1) : c.shed().decide(engine, out, cls);
+    } catch (RuntimeException e) {
+      engine.failed(out, e);
+      return out.allowed();
+    }
+  }
+
+  /**
+   * Decides by the rules of {@code c} that match {@code request} and by an adapter's bound rules
+   * {@code boundRules} (with their path parameters {@code bound}) together: one decision, so a
+   * request any of them refuses takes nothing from the others.
+   */
+  boolean decideWithRules(
+      RequestInfo request,
+      CompiledRules c,
+      ActiveRule[] boundRules,
+      Map<String, String> bound,
+      Outcome out) {
+    int cls = match(request, c, true, boundRules, bound, out);
     if (cls == FAILED) {
       return out.allowed();
     }
@@ -66,7 +92,10 @@ final class RequestMatcher {
       ActiveRule[] candidates,
       Map<String, String> bound,
       Outcome out) {
-    int cls = match(request, c, candidates, bound, out);
+    int cls =
+        bound == null
+            ? match(request, c, true, null, null, out)
+            : match(request, c, false, candidates, bound, out);
     if (cls == FAILED) {
       return CompletableFuture.completedFuture(out.allowed());
     }
@@ -85,13 +114,16 @@ final class RequestMatcher {
   private static final int FAILED = Integer.MIN_VALUE + 1;
 
   /**
-   * Adds the policies of every candidate that applies to {@code out}; returns the request's
-   * load-shedding class, {@link #UNSHED}, or {@link #FAILED}.
+   * Adds the policies of every rule that applies to {@code out}: when {@code byPath}, the rules of
+   * {@code c} whose method and path match (looked up in its index), and the adapter's bound rules
+   * {@code boundRules} (none when null) with their path parameters {@code bound}. Returns the
+   * request's load-shedding class (only when {@code byPath}), {@link #UNSHED}, or {@link #FAILED}.
    */
   private int match(
       RequestInfo request,
       CompiledRules c,
-      ActiveRule[] candidates,
+      boolean byPath,
+      ActiveRule[] boundRules,
       Map<String, String> bound,
       Outcome out) {
     ActiveRule current = null;
@@ -103,8 +135,8 @@ final class RequestMatcher {
       PathPattern.Segments resolved = null;
       String method = null;
       RuleIndex.Candidates found = null;
-      int n = candidates.length;
-      if (bound == null) {
+      ActiveRule[] active = c.active();
+      if (byPath) {
         Scratch scratch = SCRATCH.get();
         path = scratch.path;
         path.of(request.path());
@@ -112,14 +144,16 @@ final class RequestMatcher {
         method = upper(request.method());
         found = scratch.found;
         c.index().candidates(method, path, resolved, found);
-        n = found.size();
       }
+      int byPathCount = found == null ? 0 : found.size();
+      int n = byPathCount + (boundRules == null ? 0 : boundRules.length);
       for (int i = 0; i < n; i++) {
-        ActiveRule a = found == null ? candidates[i] : candidates[found.get(i)];
+        boolean isBound = i >= byPathCount;
+        ActiveRule a = isBound ? boundRules[i - byPathCount] : active[found.get(i)];
         current = a;
         Map<String, String> captures = bound;
         Map<String, String> other = null;
-        if (bound == null) {
+        if (!isBound) {
           captures = a.pattern.match(path);
           other = resolved == null ? null : a.pattern.match(resolved);
           if (captures == null) {
@@ -162,7 +196,7 @@ final class RequestMatcher {
         }
       }
       current = null;
-      SheddingPlan s = bound == null ? c.shed() : null;
+      SheddingPlan s = byPath ? c.shed() : null;
       if (failure != null) {
         if (failsClosed(failedRule) || (!added && s == null)) {
           engine.add(out, failedRule.policy, "");

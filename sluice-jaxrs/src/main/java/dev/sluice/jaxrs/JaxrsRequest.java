@@ -13,14 +13,39 @@ final class JaxrsRequest implements RequestInfo {
   private final ContainerRequestContext ctx;
   private final ContainerAccess container;
 
+  /**
+   * The method and path as the client sent them, when read before Jersey's filters changed them.
+   */
+  private final String sentMethod;
+
+  private final String sentPath;
+
   JaxrsRequest(ContainerRequestContext ctx, ContainerAccess container) {
     this.ctx = ctx;
     this.container = container;
+    this.sentMethod = null;
+    this.sentPath = null;
+  }
+
+  private JaxrsRequest(JaxrsRequest read) {
+    this.ctx = read.ctx;
+    this.container = read.container;
+    this.sentMethod = read.method();
+    this.sentPath = read.path();
+  }
+
+  /**
+   * {@code ctx}'s request with its method and path read now, as sent (before {@code
+   * HttpMethodOverrideFilter} or {@code UriConnegFilter} change them), for a decision made after
+   * matching; the rest is read when the decision asks.
+   */
+  static JaxrsRequest asSent(ContainerRequestContext ctx, ContainerAccess container) {
+    return new JaxrsRequest(new JaxrsRequest(ctx, container));
   }
 
   @Override
   public String method() {
-    return ctx.getMethod();
+    return sentMethod != null ? sentMethod : ctx.getMethod();
   }
 
   /**
@@ -31,6 +56,9 @@ final class JaxrsRequest implements RequestInfo {
    */
   @Override
   public String path() {
+    if (sentPath != null) {
+      return sentPath;
+    }
     String context = container.contextPath(ctx);
     if (context != null) {
       String uri = ctx.getUriInfo().getRequestUri().getRawPath();

@@ -152,9 +152,9 @@ final class RateLimitedFeature implements DynamicFeature {
   }
 
   /**
-   * Enforces one method's annotations, after matching and authentication (priority AUTHENTICATION +
-   * 60). The rules live in the feature's limiter, so they follow its reloads, kill switch and
-   * per-rule switches.
+   * Enforces one method's annotations, with the rules file's rules, after matching and
+   * authentication (priority AUTHENTICATION + 60). The rules live in the feature's limiter, so they
+   * follow its reloads, kill switch and per-rule switches.
    */
   static final class Filter implements ContainerRequestFilter {
     private final RequestLimiter limiter;
@@ -167,11 +167,19 @@ final class RateLimitedFeature implements DynamicFeature {
       this.container = container;
     }
 
+    /**
+     * Decides the annotations, and the rules file's rules with them when the request filter left
+     * them for after matching: one decision, so a refusal by either takes nothing from the other.
+     */
     @Override
     public void filter(ContainerRequestContext ctx) {
+      JaxrsRequest pending = Responses.pending(ctx);
       Responses.apply(
           ctx,
-          Admission.decide(limiter, bound, new JaxrsRequest(ctx, container), pathParameters(ctx)));
+          pending != null
+              ? Admission.decideWithRules(limiter, bound, pending, pathParameters(ctx))
+              : Admission.decide(
+                  limiter, bound, new JaxrsRequest(ctx, container), pathParameters(ctx)));
     }
 
     private static Map<String, String> pathParameters(ContainerRequestContext ctx) {

@@ -3,8 +3,11 @@ package dev.sluice.jaxrs;
 import dev.sluice.http.Admission;
 import dev.sluice.http.RateLimitHeaders;
 import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
+import java.lang.annotation.Annotation;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,6 +25,22 @@ final class Responses {
    * The request property that carries the decision from the request filter to the response filter.
    */
   static final String DECISION = "dev.sluice.decision";
+
+  /**
+   * The request property that holds a request the rules have not decided yet (a {@link
+   * JaxrsRequest} as sent), while resources carry {@link RateLimited}: it is decided once, after
+   * matching, with the annotations of the method it reaches.
+   */
+  static final String PENDING = "dev.sluice.pending";
+
+  /** Takes the request the rules have not decided yet off {@code ctx}; null when none waits. */
+  static JaxrsRequest pending(ContainerRequestContext ctx) {
+    if (ctx.getProperty(PENDING) instanceof JaxrsRequest pending) {
+      ctx.removeProperty(PENDING);
+      return pending;
+    }
+    return null;
+  }
 
   private Responses() {}
 
@@ -68,6 +87,28 @@ final class Responses {
       a.writeHeaders(headers);
       if (a.refused()) {
         ctx.abortWith(refusal(a, headers));
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("rate limit headers or refusal failed; the request goes on", e);
+    }
+  }
+
+  /**
+   * Carries {@code a}, decided when the response was ready, out on {@code response}: as {@link
+   * #apply(ContainerRequestContext, Admission)}, with a refusal replacing the response.
+   */
+  static void apply(ContainerRequestContext ctx, ContainerResponseContext response, Admission a) {
+    SlotRelease.hold(ctx, a.slots());
+    try {
+      Applied headers = tighter(ctx, a);
+      if (headers == null) {
+        return;
+      }
+      a.writeHeaders(headers);
+      if (a.refused()) {
+        response.setStatus(a.status());
+        response.setEntity(
+            a.problem(), new Annotation[0], MediaType.valueOf(RateLimitHeaders.PROBLEM_JSON));
       }
     } catch (RuntimeException e) {
       LOG.warn("rate limit headers or refusal failed; the request goes on", e);

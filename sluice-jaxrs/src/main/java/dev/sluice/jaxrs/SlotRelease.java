@@ -12,9 +12,11 @@ import org.glassfish.jersey.server.monitoring.RequestEvent;
 import org.glassfish.jersey.server.monitoring.RequestEventListener;
 
 /**
- * Gives a request's concurrency slots back when Jersey has finished with it: the response written
- * (streamed ones included), the resource thrown, or the client gone. Jersey's {@code FINISHED}
- * request event comes in every one of those cases, which a response filter does not.
+ * Gives a request's concurrency slots back when Jersey has finished with it, if they are not back
+ * already: the response written (streamed ones included), the resource thrown, or the client gone.
+ * Jersey's {@code FINISHED} request event comes in every one of those cases, which a response
+ * filter does not. It comes after the response reached the client: {@link ReleaseBeforeResponse}
+ * gives the slots back before, whenever Jersey writes the response itself.
  *
  * <p>Jersey builds an event object at every step of a request it follows (about fifteen), so a
  * request is followed only while the rules in force may hold slots.
@@ -54,9 +56,17 @@ final class SlotRelease implements ApplicationEventListener {
     }
   }
 
-  @SuppressWarnings("unchecked")
   private static void release(ContainerRequest request) {
-    Object held = request == null ? null : request.getProperty(SLOTS);
+    release(request == null ? null : request.getProperty(SLOTS));
+  }
+
+  /**
+   * Gives back the slots in {@code held}, the value of a request's {@link #SLOTS} property (nothing
+   * when it holds none): before its response can reach the client ({@link ReleaseBeforeResponse}),
+   * and again, doing nothing then, when Jersey has finished with it.
+   */
+  @SuppressWarnings("unchecked")
+  static void release(Object held) {
     if (held instanceof List<?> list) {
       for (Slots s : (List<Slots>) list) {
         s.release();

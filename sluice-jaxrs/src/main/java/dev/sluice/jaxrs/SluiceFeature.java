@@ -26,8 +26,10 @@ import org.glassfish.jersey.InjectionManagerProvider;
  * }</pre>
  *
  * <p>Rules from the rules set are enforced before resource matching; {@link RateLimited} on
- * resources after it. Every limited response carries the rate-limit headers; a rejected one is a
- * 429 (503 when the store failed and the rule fails closed) with a problem+json body. The rules
+ * resources after it. When any resource carries {@link RateLimited}, every request is decided once,
+ * after matching, by the rules and its method's annotations together, so a refusal by one takes
+ * nothing from the others. Every limited response carries the rate-limit headers; a rejected one is
+ * a 429 (503 when the store failed and the rule fails closed) with a problem+json body. The rules
  * file is watched and a valid edit takes effect at once; {@link #limiter()} gives the runtime
  * switches.
  *
@@ -82,9 +84,12 @@ public final class SluiceFeature implements Feature, AutoCloseable {
             InjectionManagerProvider.getInjectionManager(context), config.remoteAddress, limiter);
     context.register(container);
     context.register(new SluiceRequestFilter(limiter, container), Priorities.AUTHENTICATION + 50);
-    context.register(new SluiceResponseFilter(), Priorities.HEADER_DECORATOR);
+    context.register(new SluiceResponseFilter(limiter), Priorities.HEADER_DECORATOR);
+    context.register(new PendingRulesFilter(limiter), Priorities.AUTHENTICATION + 70);
     context.register(new RateLimitedFeature(limiter, container));
     context.register(new SlotRelease(limiter));
+    // Outermost (lowest priority first): an encoder's last bytes come after the release too.
+    context.register(new ReleaseBeforeResponse(), Priorities.AUTHENTICATION);
     return true;
   }
 
