@@ -162,11 +162,15 @@ public final class SluiceFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    // A concurrency slot is given back when the response is complete: at the end of the chain,
-    // or, for an async request, when its async context completes, fails or times out.
+    // A concurrency slot is given back before the response can be complete at the client (the
+    // servlet closing the stream, a declared length written, an async complete()), at the latest
+    // at the end of the chain, or, for an async request, when its async context completes, fails
+    // or times out.
     boolean async = false;
     try {
-      chain.doFilter(req, res);
+      chain.doFilter(
+          new ReleaseBeforeResponse.Request(request, slots),
+          new ReleaseBeforeResponse.Response(response, slots));
       if (request.isAsyncStarted()) {
         request.getAsyncContext().addListener(new Release(slots));
         async = true;
