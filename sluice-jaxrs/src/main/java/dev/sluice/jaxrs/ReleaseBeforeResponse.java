@@ -13,14 +13,19 @@ import java.util.List;
  * entity is written, before the stream is closed (which sends the last bytes), or before the write
  * that completes a declared {@code Content-Length}. A response without an entity gives them back in
  * {@link SluiceResponseFilter}. Outermost of the writer interceptors, so an encoder's last bytes
- * come after the release too.
+ * come after the release too. A {@code ChunkedOutput} (and so an SSE stream) keeps its slots until
+ * it closes.
  */
 final class ReleaseBeforeResponse implements WriterInterceptor {
 
   @Override
   public void aroundWriteTo(WriterInterceptorContext ctx) throws IOException {
     Object held = ctx.getProperty(SlotRelease.SLOTS);
-    if (!(held instanceof List<?> list) || list.isEmpty()) {
+    if (!(held instanceof List<?> list)
+        || list.isEmpty()
+        || ctx.getEntity() instanceof org.glassfish.jersey.server.ChunkedOutput) {
+      // A chunked response (SSE included) is written here once, and its chunks later without the
+      // interceptors: its slots go back when it closes (Jersey's FINISHED event), not now.
       ctx.proceed();
       return;
     }

@@ -104,6 +104,11 @@ final class Responses {
       if (headers == null) {
         return;
       }
+      if (a.refused()) {
+        // What another filter answered (a 401's WWW-Authenticate, a cookie, its caching) must not
+        // reach a client that is refused: the refusal replaces the whole response.
+        response.getHeaders().clear();
+      }
       a.writeHeaders(headers);
       if (a.refused()) {
         response.setStatus(a.status());
