@@ -40,7 +40,7 @@ class RedisEvictionFloodTest {
       """;
 
   /** What one run saw. */
-  private record Run(int reportAdmitted, int floodAdmitted, long evictions) {}
+  private record Run(int reportAdmitted, int floodAdmitted, long evictions, long perAddress) {}
 
   private static Run run(String rules) throws Exception {
     awayFromAnHoursEdge();
@@ -77,7 +77,15 @@ class RedisEvictionFloodTest {
             MemcachedServer.await(
                 Duration.ofSeconds(5), () -> store.evictions().get(node) == redisSays),
             "the store saw every eviction: " + store.evictions() + " of " + redisSays);
-        Run r = new Run(report, flood, store.evictions().get(node));
+        long perAddress =
+            redis
+                .cli("--scan", "--pattern", "sluice:*per-address*")
+                .lines()
+                .map(String::trim)
+                .filter(k -> !k.isEmpty())
+                .mapToLong(k -> Long.parseLong(redis.cli("get", k)))
+                .sum();
+        Run r = new Run(report, flood, store.evictions().get(node), perAddress);
         Report.line(
             String.format(
                 "redis maxmemory 500 kB above its own use, allkeys-lru, %,d requests with new API keys from one address"
@@ -124,6 +132,7 @@ class RedisEvictionFloodTest {
   void behindAPerAddressBackstopTheFloodEvictsNothingAndTheLimitHolds() throws Exception {
     Run r = run(RULES + BACKSTOP);
     assertTrue(r.reportAdmitted() <= 5, "the per-address limit holds: " + r);
+    assertEquals(r.reportAdmitted(), r.perAddress(), "redis still holds the address's count: " + r);
     assertTrue(r.floodAdmitted() <= 200, "the backstop bounds the flood: " + r);
     assertEquals(0, r.evictions(), "nothing was evicted: " + r);
   }

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * and policy; it is logged again only after {@code quietMillis} without a rise.
  *
  * <p>{@code INFO} is sent without waiting and answered on Lettuce's threads, so the scheduler is
- * never blocked. A master that does not answer keeps its last figures; one whose user may not run
+ * never blocked; a master is asked again only once it answered. A master that does not answer keeps its last figures; one whose user may not run
  * {@code INFO} is said once at WARN. Thread-safe.
  */
 final class EvictionWatch implements AutoCloseable {
@@ -77,6 +77,9 @@ final class EvictionWatch implements AutoCloseable {
 
   private final ScheduledFuture<?> task;
   private volatile boolean refusedSaid;
+
+  /** The masters whose {@code INFO} is on its way: one at a time each. */
+  private final java.util.Set<String> asking = ConcurrentHashMap.newKeySet();
 
   /**
    * Watches the {@code known} masters, and any that {@code masters} names later, every {@code
@@ -135,15 +138,23 @@ final class EvictionWatch implements AutoCloseable {
       return;
     }
     asked.forEach(
-        (name, answer) ->
-            answer.whenComplete(
-                (info, error) -> {
+        (name, answer) -> {
+          if (!asking.add(name)) {
+            return; // the last INFO has not answered: an older answer must not follow a newer one
+          }
+          answer.whenComplete(
+              (info, error) -> {
+                try {
                   if (error != null) {
                     refused(name, error);
                   } else {
                     sample(node(name), fields(info));
                   }
-                }));
+                } finally {
+                  asking.remove(name);
+                }
+              });
+        });
   }
 
   private void refused(String name, Throwable error) {

@@ -158,6 +158,7 @@ class RedisProductionSettingsTest {
             "+incrby",
             "+decrby",
             "+del",
+            "+info",
             "+exists",
             "+pexpire",
             "+persist",
