@@ -36,8 +36,9 @@ import reactor.netty.http.server.HttpServerRequest;
  * bodies and concurrency slots as the servlet filter, decided without blocking the event loop
  * ({@link RequestLimiter#decideAsync}). An in-memory store answers in the calling thread; memcached
  * and Redis answer in their clients' threads, and on Reactor Netty the rest of the chain then goes
- * on in the request's own event loop. A request's concurrency slots are given back when its
- * response completes, fails or is cancelled.
+ * on in the request's own event loop. A request's concurrency slots are given back before its
+ * response can be complete at the client ({@code ReleaseBeforeResponse}), else when the chain
+ * completes, fails or is cancelled.
  *
  * <p>The path the rules match is the request's raw path within the application (below {@code
  * spring.webflux.base-path}); the rules split and decode it as the servlet filter's. The client
@@ -109,9 +110,18 @@ public final class SluiceWebFilter implements WebFilter, Ordered {
               if (!held.holds()) {
                 return chain.filter(exchange);
               }
-              // Given back however the response ends: completed, failed, or cancelled by the
-              // client.
-              return chain.filter(exchange).doFinally(signal -> held.release());
+              // Given back before the response can be complete at the client (its last value, its
+              // completion, setComplete), else when the chain ends: before the end goes on to
+              // what writes an error's response, or when the client is gone. Once.
+              ServerWebExchange releasing =
+                  exchange
+                      .mutate()
+                      .response(ReleaseBeforeResponse.of(exchange.getResponse(), held))
+                      .build();
+              return chain
+                  .filter(releasing)
+                  .doOnTerminate(held::release)
+                  .doFinally(signal -> held.release());
             });
   }
 

@@ -300,14 +300,13 @@ class SluiceWebFilterTest {
       assertEquals(200, slow.get(10, TimeUnit.SECONDS));
       awaitStatus(app, "/api/fast", 200);
 
-      // Fails: given back. A slot is given back just after its client read the response, so a
-      // request sent at once may still be refused: each waits for the one before to give it back.
+      // Fails: given back when the failure leaves the chain, before the error's response is
+      // written.
       awaitStatus(app, "/api/fails", 500);
       awaitStatus(app, "/api/fast", 200);
 
-      // Cancelled: the client hangs up while the handler still works. The previous request's slot
-      // is given back once its response completed, which may be just after its client read it: a
-      // request sent in between is refused, so the client sends again until the handler runs.
+      // Cancelled: the client hangs up while the handler still works. The client sends again until
+      // the handler runs (a connection the server has not read yet when the client hangs up).
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (true) {
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), app.port())) {
