@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A client floods a Redis that evicts ({@code allkeys-lru}, {@code maxmemory} 500 kB above what it
- * uses empty) with new API keys, over real HTTP, to push out its own per-address counter and get its
- * quota again. Without a per-address backstop over every route the flood evicts counters, and the
- * store counts it ({@code sluice.store.evictions}). Behind the backstop, each refused request's
+ * uses empty) with new API keys, over real HTTP, to push out its own per-address counter and get
+ * its quota again. Without a per-address backstop over every route the flood evicts counters, and
+ * the store counts it ({@code sluice.store.evictions}). Behind the backstop, each refused request's
  * counters are given back, and a counter given back to zero is deleted: the flood keeps at most
  * about the backstop's limit of keys, and evicts nothing.
  */

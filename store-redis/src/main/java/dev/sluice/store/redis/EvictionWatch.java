@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * and policy; it is logged again only after {@code quietMillis} without a rise.
  *
  * <p>{@code INFO} is sent without waiting and answered on Lettuce's threads, so the scheduler is
- * never blocked; a master is asked again only once it answered. A master that does not answer keeps its last figures; one whose user may not run
- * {@code INFO} is said once at WARN. Thread-safe.
+ * never blocked; a master is asked again only once it answered. A master that does not answer keeps
+ * its last figures; one whose user may not run {@code INFO} is said once at WARN. Thread-safe.
  */
 final class EvictionWatch implements AutoCloseable {
 
