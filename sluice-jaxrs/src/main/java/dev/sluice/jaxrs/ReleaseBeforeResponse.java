@@ -13,8 +13,8 @@ import java.util.List;
  * entity is written, before the stream is closed (which sends the last bytes), or before the write
  * that completes a declared {@code Content-Length}. A response without an entity gives them back in
  * {@link SluiceResponseFilter}. Outermost of the writer interceptors, so an encoder's last bytes
- * come after the release too. A {@code ChunkedOutput} (and so an SSE stream) keeps its slots until
- * it closes.
+ * come after the release too. A {@code ChunkedOutput} (and so an SSE stream) is left to Jersey's
+ * FINISHED event.
  */
 final class ReleaseBeforeResponse implements WriterInterceptor {
 
@@ -25,7 +25,7 @@ final class ReleaseBeforeResponse implements WriterInterceptor {
         || list.isEmpty()
         || ctx.getEntity() instanceof org.glassfish.jersey.server.ChunkedOutput) {
       // A chunked response (SSE included) is written here once, and its chunks later without the
-      // interceptors: its slots go back when it closes (Jersey's FINISHED event), not now.
+      // interceptors: its slots are left to Jersey's FINISHED event, not given back now.
       ctx.proceed();
       return;
     }

@@ -2,7 +2,6 @@ package dev.sluice.jaxrs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.yaml.YamlRules;
@@ -19,21 +18,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import org.glassfish.grizzly.http.server.HttpServer;
 import org.glassfish.jersey.grizzly2.httpserver.GrizzlyHttpServerFactory;
-import org.glassfish.jersey.server.ChunkedOutput;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.junit.jupiter.api.Test;
 
 /**
  * In an application with {@link RateLimited} resources, where a request is decided once Jersey has
- * matched it: a refusal replaces whatever another filter answered, headers included, and a streamed
- * response ({@link ChunkedOutput}, as SSE) holds its concurrency slot until it closes.
+ * matched it: a refusal replaces whatever another filter answered, headers included.
  */
 class LateDecisionTest {
-
-  static volatile ChunkedOutput<String> open;
 
   @Path("/")
   public static class Api {
@@ -48,14 +42,6 @@ class LateDecisionTest {
     @Path("secret")
     public String secret() {
       return "{}";
-    }
-
-    @GET
-    @Path("stream")
-    public ChunkedOutput<String> stream() {
-      ChunkedOutput<String> out = new ChunkedOutput<>(String.class);
-      open = out;
-      return out;
     }
   }
 
@@ -80,8 +66,6 @@ class LateDecisionTest {
       rules:
         - { id: per-client, match: { prefix: /secret }, key: [header:X-Client],
             algorithm: fixed-window, tiers: [ { limit: 2, period: 1h } ] }
-        - { id: streams, match: { prefix: /stream }, key: [header:X-Client],
-            concurrency: 1 }
       """;
 
   private static HttpResponse<String> get(URI base, String path) throws Exception {
@@ -126,49 +110,6 @@ class LateDecisionTest {
           refused.headers().firstValue("Set-Cookie").isPresent(),
           refused.headers().map().toString());
       assertEquals("no-store", refused.headers().firstValue("Cache-Control").orElse(""));
-    } finally {
-      server.shutdownNow();
-      feature.close();
-    }
-  }
-
-  @Test
-  void aChunkedResponseHoldsItsSlotUntilItCloses() throws Exception {
-    SluiceFeature feature =
-        SluiceFeature.builder(new ReferenceCounterStore())
-            .rules(YamlRules.parse(RULES, "late"))
-            .build();
-    HttpServer server = start(feature);
-    try {
-      URI base = URI.create("http://127.0.0.1:" + server.getListener("grizzly").getPort() + "/");
-      CompletableFuture<HttpResponse<String>> first =
-          HttpClient.newHttpClient()
-              .sendAsync(
-                  HttpRequest.newBuilder(base.resolve("stream")).header("X-Client", "c").build(),
-                  HttpResponse.BodyHandlers.ofString());
-      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      while (open == null && System.nanoTime() < deadline) {
-        Thread.onSpinWait(); // a condition with a deadline: the stream is open
-      }
-      ChunkedOutput<String> stream = open;
-      assertTrue(stream != null, "the stream opened");
-      stream.write("a");
-      assertEquals(429, get(base, "stream").statusCode(), "the open stream holds the only slot");
-      open = null;
-      stream.close();
-      assertEquals(200, first.get().statusCode());
-      CompletableFuture<HttpResponse<String>> again =
-          HttpClient.newHttpClient()
-              .sendAsync(
-                  HttpRequest.newBuilder(base.resolve("stream")).header("X-Client", "c").build(),
-                  HttpResponse.BodyHandlers.ofString());
-      deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      while (open == null && System.nanoTime() < deadline) {
-        Thread.onSpinWait();
-      }
-      assertTrue(open != null, "a closed stream gave its slot back");
-      open.close();
-      assertEquals(200, again.get().statusCode());
     } finally {
       server.shutdownNow();
       feature.close();
