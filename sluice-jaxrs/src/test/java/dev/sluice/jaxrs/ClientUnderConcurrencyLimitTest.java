@@ -3,6 +3,7 @@ package dev.sluice.jaxrs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.SlowReleaseStore;
 import dev.sluice.yaml.YamlRules;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HEAD;

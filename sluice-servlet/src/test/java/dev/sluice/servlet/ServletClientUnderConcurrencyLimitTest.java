@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.spi.FakeClock;
+import dev.sluice.spi.SlowReleaseStore;
 import dev.sluice.yaml.YamlRules;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;

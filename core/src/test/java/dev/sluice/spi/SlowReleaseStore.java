@@ -1,9 +1,5 @@
-package dev.sluice.servlet;
+package dev.sluice.spi;
 
-import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterUpdate;
-import dev.sluice.spi.Counts;
-import dev.sluice.spi.ReferenceCounterStore;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -11,14 +7,16 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * An in-memory store whose decrements (a released slot, a refund) take {@code delayMillis} in the
  * releasing thread, as a store across a network takes its round trip: a slot given back after its
- * response was sent is then still held when the client's next request arrives.
+ * response was sent is then still held when the client's next request arrives. On WebFlux the
+ * releasing thread is the event loop, so a server's loops must not be BlockHound's {@code
+ * reactor-http-} ones.
  */
-final class SlowReleaseStore implements CounterStore {
+public final class SlowReleaseStore implements CounterStore {
 
-  final ReferenceCounterStore store = new ReferenceCounterStore();
+  public final ReferenceCounterStore store = new ReferenceCounterStore();
   private final long delayNanos;
 
-  SlowReleaseStore(long delayMillis) {
+  public SlowReleaseStore(long delayMillis) {
     this.delayNanos = TimeUnit.MILLISECONDS.toNanos(delayMillis);
   }
 
