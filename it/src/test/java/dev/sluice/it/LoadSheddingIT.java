@@ -74,7 +74,11 @@ class LoadSheddingIT {
     int port = demo.port;
     ExecutorService pool = Executors.newFixedThreadPool(32);
     try {
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      // The load runs until the workers have shed test traffic for 8 s (at least 15 s in all),
+      // and at most 40 s: how soon the shedder engages depends on how busy the machine is.
+      long begun = System.nanoTime();
+      java.util.concurrent.atomic.AtomicLong end =
+          new java.util.concurrent.atomic.AtomicLong(begun + TimeUnit.SECONDS.toNanos(40));
       // Per kind: [200s, 503s by the fleet, 503s by the workers, other]; latencies of successes.
       AtomicLongArray counts = new AtomicLongArray(KINDS.size() * 4);
       Map<String, List<Long>> latencies = new ConcurrentHashMap<>();
@@ -88,7 +92,7 @@ class LoadSheddingIT {
               pool.submit(
                   () -> {
                     List<Long> mine = new ArrayList<>();
-                    while (System.nanoTime() < end) {
+                    while (System.nanoTime() < end.get()) {
                       long t0 = System.nanoTime();
                       HttpResponse<String> r = send(port, KINDS.get(kind));
                       long took = System.nanoTime() - t0;
@@ -100,7 +104,14 @@ class LoadSheddingIT {
                         slot = 1;
                       } else if (r.statusCode() == 503 && r.body().contains("worker-utilization")) {
                         slot = 2;
-                        firstWorkerShed.putIfAbsent(KINDS.get(kind).name(), t0 - start);
+                        if (firstWorkerShed.putIfAbsent(KINDS.get(kind).name(), t0 - start) == null
+                            && KINDS.get(kind).name().equals("test")) {
+                          long stop =
+                              Math.max(
+                                  begun + TimeUnit.SECONDS.toNanos(15),
+                                  System.nanoTime() + TimeUnit.SECONDS.toNanos(8));
+                          end.accumulateAndGet(stop, Math::min);
+                        }
                       } else {
                         slot = 3;
                       }
@@ -123,7 +134,7 @@ class LoadSheddingIT {
         }
       }
       for (Future<?> f : clients) {
-        f.get(60, TimeUnit.SECONDS);
+        f.get(90, TimeUnit.SECONDS);
       }
       Map<String, String> report = new TreeMap<>();
       for (int k = 0; k < KINDS.size(); k++) {
@@ -138,7 +149,13 @@ class LoadSheddingIT {
                 + " other="
                 + counts.get(k * 4 + 3));
       }
-      String summary = report + " first worker sheds (ms): " + millis(firstWorkerShed);
+      String summary =
+          report
+              + " first worker sheds (ms): "
+              + millis(firstWorkerShed)
+              + " after "
+              + (System.nanoTime() - begun) / 1_000_000
+              + " ms";
       for (int k = 0; k < KINDS.size(); k++) {
         assertEquals(0, counts.get(k * 4 + 3), "nothing but 200 and 503: " + summary);
       }
