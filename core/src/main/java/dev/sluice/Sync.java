@@ -19,8 +19,9 @@ public record Sync(Duration interval, int instances) {
 
   /**
    * {@code instances} that follows the fleet's live count: each instance announces itself in the
-   * store with a heartbeat every 5 s, and counts the instances that did in the last 5 to 10 s. A
-   * new instance is counted by the others within 5 s; one that stopped, for up to 10 s.
+   * store with a heartbeat every 5 s, and counts the instances that did in the last 10 to 15 s. A
+   * new instance is counted by the others within 5 s; one that stopped, for up to 15 s. A store cut
+   * shorter than one beat changes no instance's count.
    */
   public static final int AUTO_INSTANCES = -1;
 

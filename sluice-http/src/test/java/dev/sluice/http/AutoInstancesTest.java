@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code instances: auto}: each instance announces itself in the store with a heartbeat, and its
  * local share while the store fails follows the fleet's live count, an instance that stopped
- * beating dropping out within two beats.
+ * beating dropping out within three beats.
  */
 class AutoInstancesTest {
 
@@ -119,11 +119,11 @@ class AutoInstancesTest {
   }
 
   @Test
-  void anInstanceThatStopsBeatingDropsOutWithinTwoBeats() {
+  void anInstanceThatStopsBeatingDropsOutWithinThreeBeats() {
     Fleet fleet = new Fleet(3, Sync.AUTO_INSTANCES);
     fleet.beat(3);
     fleet.beat(3);
-    // The third instance is gone: two beats later the other two count themselves alone.
+    // The third instance is gone: three beats later the other two count themselves alone.
     fleet.beat(2);
     fleet.beat(2);
     fleet.beat(2);
