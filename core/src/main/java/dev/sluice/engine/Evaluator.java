@@ -144,6 +144,9 @@ final class Evaluator {
     }
     fallback.storeAnswered(now);
     evaluate(call, out, now, store);
+    if (call.local && out.allowed()) {
+      fallback.lastCounts().admitted(call);
+    }
   }
 
   /** Decides on the store's failure {@code e}: what it was pushed is owed again. */

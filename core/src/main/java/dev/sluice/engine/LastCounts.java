@@ -75,8 +75,42 @@ final class LastCounts {
 
     long touchedMillis;
 
+    /**
+     * What this instance admitted itself on a window counter, through the store and in memory:
+     * {@code own} in {@code ownWindow}, {@code ownBefore} in the window before. The store's count
+     * holds at least that unless it lost writes.
+     */
+    long ownWindow = Long.MIN_VALUE;
+
+    long own;
+    long ownBefore;
+
+    /**
+     * A running counter's level had it counted only what this instance admitted, each raised to its
+     * floor first: the store's level is at least that unless it lost writes.
+     */
+    long ownLevel;
+
     Memo(long periodMillis) {
       this.periodMillis = periodMillis;
+    }
+
+    /** Adds an admission of {@code delta} in {@code window} to what this instance admitted. */
+    void admit(long window, long delta) {
+      if (window == ownWindow) {
+        own = saturatedSum(own, delta);
+      } else if (window == ownWindow - 1) {
+        ownBefore = saturatedSum(ownBefore, delta);
+      } else if (window > ownWindow) {
+        ownBefore = window == ownWindow + 1 ? own : 0;
+        own = delta;
+        ownWindow = window;
+      }
+    }
+
+    /** What this instance admitted in {@code window}. */
+    long ownIn(long window) {
+      return window == ownWindow ? own : window == ownWindow - 1 ? ownBefore : 0;
     }
 
     boolean owes() {
@@ -86,7 +120,11 @@ final class LastCounts {
 
   /**
    * Records the store's answer for the call's counters of policies that limit locally on failure.
-   * The call's counters hold the answer ({@link Call#counted}).
+   * The call's counters hold the answer ({@link Call#counted}). A window count below what this
+   * instance admitted in that window (plus this request) is raised to it first, so the decision is
+   * judged on it: a store that lost writes (a failover, a restart) does not give this instance
+   * again what it admitted, through the store or in memory. Refunds never lower a count below it,
+   * since what is refunded was never admitted.
    */
   void answered(Call call, long now) {
     sweepIfDue(now);
@@ -100,12 +138,52 @@ final class LastCounts {
         continue;
       }
       synchronized (m) {
+        long floor = call.floor(i);
+        if (floor > 0) {
+          long atLeast = saturatedSum(Math.max(m.ownLevel, floor), call.delta(i));
+          if (c.current < atLeast) {
+            c.current = atLeast;
+          }
+        } else {
+          long atLeast = saturatedSum(m.ownIn(c.window), call.delta(i));
+          if (c.current < atLeast) {
+            c.current = atLeast;
+          }
+          long before = m.ownIn(c.window - 1);
+          if (c.previous < before) {
+            c.previous = before;
+          }
+        }
         m.generation++;
         m.seen = true;
         m.window = c.window;
         m.current = c.current;
         m.previous = c.previous;
         m.touchedMillis = now;
+      }
+    }
+  }
+
+  /**
+   * Adds an admitted decision's increments to what this instance admitted ({@link #answered} judges
+   * on no less), but a failing shadow policy's, which is refunded.
+   */
+  void admitted(Call call) {
+    for (int i = 0; i < call.size(); i++) {
+      Counter c = call.counter(i);
+      if (c.entry.policy.local == null || c.limit.heldUntilReleased() || c.entry.shadowFailed) {
+        continue;
+      }
+      Memo m = memo(c.key, false);
+      if (m != null) {
+        synchronized (m) {
+          long floor = call.floor(i);
+          if (floor > 0) {
+            m.ownLevel = saturatedSum(Math.max(m.ownLevel, floor), call.delta(i));
+          } else {
+            m.admit(c.window, call.delta(i));
+          }
+        }
       }
     }
   }
@@ -179,6 +257,13 @@ final class LastCounts {
       m.oweWindow = window;
       m.owed = saturatedSum(m.owed, delta);
       m.localValue = Math.max(m.localValue, localValue);
+      if (!running) {
+        m.admit(window, delta);
+      } else if (instances == 1) {
+        // With more instances a push is what is left of the share in the fleet's time, which may
+        // be less than the local admissions: the store's level is then not known to hold them.
+        m.ownLevel = saturatedSum(Math.max(m.ownLevel, limit.floor(now)), delta);
+      }
       m.touchedMillis = now;
       if (!owed) {
         owing.incrementAndGet();
