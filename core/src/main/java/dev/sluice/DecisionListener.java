@@ -41,9 +41,9 @@ public interface DecisionListener {
 
   /**
    * The store's clock was measured again and differs from this host's by {@code offsetMillis} (the
-   * store's minus this host's), within {@code errorMillis}; decisions now read this host's clock
-   * corrected by it ({@link dev.sluice.spi.StoreClock}). Told on a decision's thread when the
-   * offset changes. Does nothing by default.
+   * store's minus this host's), within {@code errorMillis}; decisions read the store's clock
+   * ({@link dev.sluice.spi.StoreClock#millis}). Told on a decision's thread when the offset
+   * changes. Does nothing by default.
    */
   default void onClockOffset(long offsetMillis, long errorMillis) {}
 }

@@ -6,9 +6,9 @@ import java.time.Instant;
 import java.time.InstantSource;
 
 /**
- * This host's clock corrected by the store's measured offset ({@link StoreClock}), so that every
- * instance of a fleet computes windows and arrival times on one clock: the store's. Tells the
- * listener when the offset changes. Thread-safe.
+ * The store's clock ({@link StoreClock#millis}), so that every instance of a fleet computes windows
+ * and arrival times on one clock, which a step of this host's clock does not move. Tells the
+ * listener when the measured offset changes. Thread-safe.
  */
 final class FleetClock implements InstantSource {
 
@@ -36,7 +36,7 @@ final class FleetClock implements InstantSource {
         // A listener must not fail a decision.
       }
     }
-    return local.millis() + offset;
+    return store.millis(local);
   }
 
   @Override
@@ -46,6 +46,6 @@ final class FleetClock implements InstantSource {
 
   @Override
   public String toString() {
-    return "the store's clock (this host's " + local + " + " + store.offsetMillis() + " ms)";
+    return "the store's clock (" + store + ", this host's " + local + ")";
   }
 }

@@ -106,6 +106,89 @@ class FleetClockTest {
         host, ((SingleRateLimiter) given).engine().clock(), "a clock given is read as it is");
   }
 
+  /**
+   * A store's clock that keeps its own instant: the store's time, advanced on a monotonic clock
+   * (here a fake), whatever the host's clock does.
+   */
+  static final class KeptClock implements StoreClock {
+    final FakeClock store = new FakeClock(1_800_000_010_000L);
+
+    @Override
+    public long offsetMillis() {
+      return 0;
+    }
+
+    @Override
+    public long errorMillis() {
+      return 1;
+    }
+
+    @Override
+    public long millis(InstantSource host) {
+      return store.millis();
+    }
+  }
+
+  /**
+   * The host's clock stepped 30 s forward, then 60 s back (as NTP steps a clock it finds off): a
+   * limiter on a store's clock that keeps its own instant stays in its window, so the window admits
+   * its limit once, not once per step.
+   */
+  @Test
+  void aStepOfTheHostsClockDoesNotMoveTheWindow() {
+    KeptClock kept = new KeptClock();
+    FakeClock host = new FakeClock(1_800_000_010_000L);
+    RateLimiter limiter =
+        TestSettings.hostClock(
+                RateLimiter.fixedWindow(new Instance(new ReferenceCounterStore(), kept)), host)
+            .denyCacheSize(0)
+            .tier(5, Duration.ofSeconds(30))
+            .build();
+    InstantSource time = ((SingleRateLimiter) limiter).engine().clock();
+    int admitted = 0;
+    for (int i = 0; i < 5; i++) {
+      admitted += limiter.tryAcquire("k").allowed() ? 1 : 0;
+    }
+    host.advanceMillis(30_000);
+    assertEquals(kept.store.millis(), time.millis(), "the decision's time after the step");
+    for (int i = 0; i < 5; i++) {
+      admitted += limiter.tryAcquire("k").allowed() ? 1 : 0;
+    }
+    host.advanceMillis(-60_000);
+    kept.store.advanceMillis(1_000);
+    for (int i = 0; i < 5; i++) {
+      admitted += limiter.tryAcquire("k").allowed() ? 1 : 0;
+    }
+    assertEquals(5, admitted, "admitted in one window of 5 across two steps of the host's clock");
+  }
+
+  /**
+   * A token bucket (1 a second, burst 5) emptied, then the host's clock stepped 30 s back: the deny
+   * cache's refusal ends a second later on the store's clock, not 31 s later, and the bucket's
+   * arrival time is not pushed 30 s ahead by a step forward.
+   */
+  @Test
+  void aStepOfTheHostsClockNeitherHoldsARefusalNorPushesTheArrivalTime() {
+    KeptClock kept = new KeptClock();
+    FakeClock host = new FakeClock(1_800_000_010_000L);
+    RateLimiter limiter =
+        TestSettings.hostClock(
+                RateLimiter.tokenBucket(new Instance(new ReferenceCounterStore(), kept)), host)
+            .tier(1, Duration.ofSeconds(1), 5)
+            .build();
+    for (int i = 0; i < 5; i++) {
+      assertTrue(limiter.tryAcquire("k").allowed(), "the burst, request " + i);
+    }
+    assertTrue(!limiter.tryAcquire("k").allowed(), "the bucket is empty");
+    host.advanceMillis(-30_000);
+    kept.store.advanceMillis(1_000);
+    assertTrue(limiter.tryAcquire("k").allowed(), "a token a second later, after a step back");
+    host.advanceMillis(60_000);
+    assertTrue(!limiter.tryAcquire("k").allowed(), "no token yet, after a step forward");
+    kept.store.advanceMillis(1_000);
+    assertTrue(limiter.tryAcquire("k").allowed(), "a token a second later, after a step forward");
+  }
+
   @Test
   void theListenerIsToldOfEachNewOffsetOnce() {
     MeasuredClock measured = new MeasuredClock();

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +17,10 @@ import org.slf4j.LoggerFactory;
  * {@value #SAMPLES} readings and keeps the one with the shortest round trip, placing the server's
  * time at its midpoint, so the offset is off by at most half that round trip (a fraction of a
  * millisecond on a LAN). Measured when the store is built and every {@code intervalMillis} after;
- * until the first measurement succeeds it is tried again every second. Thread-safe.
+ * until the first measurement succeeds it is tried again every second. Between measurements the
+ * clock advances the server's time it last measured on this host's monotonic clock ({@link
+ * System#nanoTime}), so a step of this host's wall clock does not move it; each measurement
+ * corrects what the two drifted apart. Thread-safe.
  */
 final class RedisClock implements StoreClock {
 
@@ -27,13 +31,30 @@ final class RedisClock implements StoreClock {
 
   private static final Logger LOG = LoggerFactory.getLogger(RedisCounterStore.class);
 
+  /** Reads Redis's {@code TIME}: seconds and microseconds, waiting at most the given millis. */
+  interface TimeReader {
+    long[] read(long waitMillis) throws Exception;
+  }
+
+  /**
+   * Redis's time at one instant of this host's monotonic clock: what the clock advances from.
+   *
+   * @param serverMicros Redis's time, microseconds since the epoch
+   * @param atNanos this host's monotonic clock ({@link #nanos}) at that instant
+   */
+  private record Reading(long serverMicros, long atNanos) {}
+
   private boolean warned;
 
-  private final Connection connection;
+  private final TimeReader time;
+  private final Object server;
   private final InstantSource local;
+  private final LongSupplier nanos;
   private final ScheduledFuture<?> task;
+  private volatile Reading reading;
   private volatile long offsetMillis;
   private volatile long errorMillis = -1;
+  private volatile long last;
 
   RedisClock(
       Connection connection,
@@ -41,8 +62,41 @@ final class RedisClock implements StoreClock {
       ScheduledExecutorService scheduler,
       long intervalMillis,
       long firstWaitMillis) {
-    this.connection = connection;
+    this(
+        wait -> {
+          List<Object> t =
+              Script.TIME
+                  .<List<Object>>run(connection.commands(), ScriptOutputType.MULTI, new String[0])
+                  .get(wait, TimeUnit.MILLISECONDS);
+          return new long[] {
+            Long.parseLong(t.get(0).toString()), Long.parseLong(t.get(1).toString())
+          };
+        },
+        connection,
+        local,
+        System::nanoTime,
+        scheduler,
+        intervalMillis,
+        firstWaitMillis);
+  }
+
+  /**
+   * A clock that reads Redis's time with {@code time}, this host's wall clock from {@code local}
+   * (for the offset it reports) and its monotonic clock, in nanoseconds, from {@code nanos}.
+   */
+  RedisClock(
+      TimeReader time,
+      Object server,
+      InstantSource local,
+      LongSupplier nanos,
+      ScheduledExecutorService scheduler,
+      long intervalMillis,
+      long firstWaitMillis) {
+    this.time = time;
+    this.server = server;
     this.local = local;
+    this.nanos = nanos;
+    this.last = nanos.getAsLong();
     measure(firstWaitMillis);
     this.task =
         scheduler.scheduleWithFixedDelay(
@@ -56,10 +110,8 @@ final class RedisClock implements StoreClock {
             TimeUnit.MILLISECONDS);
   }
 
-  private volatile long last = System.nanoTime();
-
   private boolean due(long intervalMillis) {
-    return System.nanoTime() - last >= TimeUnit.MILLISECONDS.toNanos(intervalMillis);
+    return nanos.getAsLong() - last >= TimeUnit.MILLISECONDS.toNanos(intervalMillis);
   }
 
   /**
@@ -68,22 +120,20 @@ final class RedisClock implements StoreClock {
   void measure(long waitMillis) {
     long bestRtt = Long.MAX_VALUE;
     long bestOffset = 0;
+    Reading best = null;
     for (int i = 0; i < SAMPLES; i++) {
       try {
         Instant before = local.instant();
-        long t0 = System.nanoTime();
-        List<Object> t =
-            Script.TIME
-                .<List<Object>>run(connection.commands(), ScriptOutputType.MULTI, new String[0])
-                .get(waitMillis, TimeUnit.MILLISECONDS);
-        long rtt = System.nanoTime() - t0;
-        long serverMicros =
-            Long.parseLong(t.get(0).toString()) * 1_000_000 + Long.parseLong(t.get(1).toString());
+        long t0 = nanos.getAsLong();
+        long[] t = time.read(waitMillis);
+        long rtt = nanos.getAsLong() - t0;
+        long serverMicros = t[0] * 1_000_000 + t[1];
         long localMicros = before.getEpochSecond() * 1_000_000 + before.getNano() / 1_000;
         long offset = serverMicros - (localMicros + rtt / 2_000);
         if (rtt < bestRtt) {
           bestRtt = rtt;
           bestOffset = offset;
+          best = new Reading(serverMicros, t0 + rtt / 2);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -92,13 +142,14 @@ final class RedisClock implements StoreClock {
         // A reading lost: the others decide, or the next measurement.
       }
     }
-    if (bestRtt != Long.MAX_VALUE) {
+    if (best != null) {
       long offset = Math.round(bestOffset / 1_000.0);
       long error = Math.max(1, (bestRtt / 2 + 999_999) / 1_000_000);
       boolean first = errorMillis < 0;
+      reading = best;
       offsetMillis = offset;
       errorMillis = error;
-      last = System.nanoTime();
+      last = nanos.getAsLong();
       if (Math.abs(offset) > WARN_MILLIS) {
         if (!warned) {
           warned = true;
@@ -107,7 +158,7 @@ final class RedisClock implements StoreClock {
                   + " clock; keep the host's clock synchronised (NTP)",
               Math.abs(offset),
               offset > 0 ? "behind" : "ahead of",
-              connection,
+              server,
               error);
         }
       } else {
@@ -116,7 +167,7 @@ final class RedisClock implements StoreClock {
       if (first) {
         LOG.info(
             "redis's clock ({}) is {} ms from this host's (±{} ms); limits are decided on it",
-            connection,
+            server,
             offset,
             error);
       }
@@ -133,7 +184,25 @@ final class RedisClock implements StoreClock {
     return errorMillis;
   }
 
+  /**
+   * Redis's time as last measured, advanced on this host's monotonic clock since; {@code host}'s
+   * time before the first measurement.
+   */
+  @Override
+  public long millis(InstantSource host) {
+    Reading r = reading;
+    if (r == null) {
+      return host.millis();
+    }
+    return Math.floorDiv(r.serverMicros() + (nanos.getAsLong() - r.atNanos()) / 1_000, 1_000);
+  }
+
   void close() {
     task.cancel(false);
+  }
+
+  @Override
+  public String toString() {
+    return "redis's clock at " + server + " (" + offsetMillis + " ms ±" + errorMillis + ")";
   }
 }
