@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,11 +22,12 @@ import org.slf4j.LoggerFactory;
  * asking until it does places that instant within a round trip. Its ticks drift against true time
  * by a few milliseconds a second (its timer re-arms after it runs), so the instances of a fleet
  * measure the same tick: the one into each second that is a multiple of {@link #ALIGN_SECONDS}.
- * Each then reads its host's clock plus the offset measured at that one instant, and the fleet
- * agrees to within its measurements' errors (a round trip and the host clock's granularity: 1 to 3
- * ms on loopback) plus what the hosts' clocks drift in a minute, whatever their clocks say.
- * Memcached's clock may be up to a second or two off true time; that moves every window alike and
- * costs nothing.
+ * Each then reads memcached's time at that one instant advanced on its host's monotonic clock
+ * ({@link Monotonic}), so a step of the host's wall clock moves neither the store's clock nor the
+ * ticks it watches, and the fleet agrees to within its measurements' errors (a round trip and the
+ * clock's granularity: 1 to 3 ms on loopback) plus what the hosts' clocks drift in a minute,
+ * whatever their clocks say. Memcached's clock may be up to a second or two off true time; that
+ * moves every window alike and costs nothing.
  *
  * <p>Every store of this JVM on the same first server and host clock shares one measurement, so the
  * instances an application runs in one process decide on the very same offset. A store waits at its
@@ -81,7 +83,10 @@ final class MemcachedClock implements StoreClock {
   private static final long FINE_PAUSE_NANOS = 100_000;
 
   private final InetSocketAddress server;
-  private final InstantSource local;
+
+  /** This host's monotonic clock, which ticks are placed on and the store's clock advances on. */
+  private final Monotonic local;
+
   private final int timeoutMillis;
   private final int align;
   private final ClockOffset measured;
@@ -126,15 +131,28 @@ final class MemcachedClock implements StoreClock {
   private long deadline;
 
   MemcachedClock(
-      List<InetSocketAddress> servers, InstantSource local, int timeoutMillis, int alignSeconds) {
+      List<InetSocketAddress> servers, InstantSource wall, int timeoutMillis, int alignSeconds) {
+    this(servers, wall, System::nanoTime, timeoutMillis, alignSeconds);
+  }
+
+  /**
+   * A clock of {@code servers}' first server, reporting its offset from {@code wall} and advancing
+   * on {@code nanos}, this host's monotonic clock in nanoseconds.
+   */
+  MemcachedClock(
+      List<InetSocketAddress> servers,
+      InstantSource wall,
+      LongSupplier nanos,
+      int timeoutMillis,
+      int alignSeconds) {
     this.server =
         servers.stream()
             .min(Comparator.comparing(a -> a.getHostString() + ":" + a.getPort()))
             .orElseThrow();
-    this.local = local;
+    this.local = new Monotonic(wall, nanos);
     this.timeoutMillis = timeoutMillis;
     this.align = alignSeconds;
-    this.measured = new ClockOffset(server);
+    this.measured = new ClockOffset(server, wall, local);
   }
 
   @Override
@@ -145,6 +163,11 @@ final class MemcachedClock implements StoreClock {
   @Override
   public long errorMillis() {
     return measured.error();
+  }
+
+  @Override
+  public long millis(InstantSource host) {
+    return measured.millis(host);
   }
 
   /** The aligned second last measured at, or -1 before the first aligned measurement. */
