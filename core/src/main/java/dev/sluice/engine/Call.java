@@ -204,6 +204,9 @@ final class Call implements TwoLayerBatch {
       to.tier = from.tier;
       to.limit = from.limit;
       to.window = from.window;
+      to.windowStart = from.windowStart;
+      to.windowEnd = from.windowEnd;
+      to.windowOffset = from.windowOffset;
       to.current = from.current;
       to.previous = from.previous;
       to.count.copy(from.count);

@@ -1,8 +1,10 @@
 package dev.sluice.engine;
 
 import dev.sluice.OnStoreFailure;
+import dev.sluice.StoreStatus;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -10,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
@@ -151,13 +154,81 @@ final class Evaluator {
 
   /** Decides on the store's failure {@code e}: what it was pushed is owed again. */
   private void failed(Answer out, long permits, long now, TwoLayerBatch batch, RuntimeException e) {
-    if (batch instanceof Pushes p) {
-      p.failed();
+    CompletionStage<Counts> late =
+        out.call.synced ? null : StoreTimeoutException.lateCounts(e).orElse(null);
+    Pushes pushes = batch instanceof Pushes p ? p : null;
+    if (pushes != null && late == null) {
+      pushes.failed();
     }
+    // The call is laid out again for a local decision, and reused by the next: the late answer
+    // is read against a copy of what was sent.
+    Call sent = late == null ? null : out.call.copy(true);
+    int sentSize = batch.size();
     if (!decideLocally(out, permits, now, e)) {
       // Sent only if it may still apply: a store that refused before sending wrote nothing.
       out.call.sent = StoreTimeoutException.in(e);
       storeFailed(out.call, out, e);
+    }
+    if (late != null) {
+      boolean allowed = out.allowed();
+      boolean local = out.storeStatus() == StoreStatus.LOCAL;
+      CompletionStage<Counts> unused =
+          late.whenComplete(
+              (counts, error) -> {
+                boolean whole = error == null && counts != null && counts.size() >= sentSize;
+                if (pushes != null) {
+                  // Owed again only when the late answer does not show them written.
+                  if (whole) {
+                    pushes.answeredLate(counts);
+                  } else {
+                    pushes.failed();
+                  }
+                }
+                if (whole) {
+                  try {
+                    answeredLate(sent, counts, allowed, local);
+                  } catch (RuntimeException x) {
+                    LOG.debug("late store answer not taken", x);
+                  }
+                }
+              });
+    }
+  }
+
+  /**
+   * Takes the counts of a call whose store answered after its decision was made without them: a
+   * counter they show over its limit is remembered exactly as a refusal the store answered in time
+   * (the deny cache refuses its next requests without a store call), and what the store counted for
+   * a request that was not admitted by it is given back. A refused request gives back every counter
+   * the store wrote; one admitted locally gives back its local policies' counters, which it owes
+   * the store already; one that failed open keeps its count. Concurrency slots were given back, or
+   * are released, already.
+   */
+  private void answeredLate(Call sent, Counts counts, boolean allowed, boolean local) {
+    for (int i = 0; i < sent.size(); i++) {
+      sent.counted(i, counts.current(i), counts.previous(i));
+    }
+    boolean passed = sent.judge();
+    List<CounterUpdate> back = new ArrayList<>(0);
+    for (int i = 0; i < sent.size(); i++) {
+      Counter c = sent.counter(i);
+      if (c.limit.heldUntilReleased() || (!c.count.passed() && c.limit.refusedUnwritten())) {
+        continue;
+      }
+      if (!allowed || (local && c.entry.policy.local != null) || c.entry.shadowFailed) {
+        back.add(sent.update(i));
+      }
+    }
+    if (!back.isEmpty()) {
+      refund(sent, back, store);
+    }
+    if (!allowed) {
+      sent.withdraw(false);
+    }
+    if (passed) {
+      Denials.refresh(sent, sent.now);
+    } else {
+      Denials.remember(sent, sent.now);
     }
   }
 

@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * #withPushes}), in the same round trip as that decision's increment: once the store answers, its
  * count holds every instance's local admissions. A push whose call fails is kept and sent again
  * (when the failed call was applied late, it is counted twice: a refusal too many, never an
- * admission too many).
+ * admission too many), unless the store hands over its late answer ({@link
+ * dev.sluice.spi.StoreTimeoutException#lateCounts}): the push is then owed again only if that
+ * answer does not show it written.
  *
  * <p>Concurrency slots are neither seeded nor pushed: a slot taken in memory is given back in
  * memory. A counter not written for two of its periods, with nothing owed, is forgotten, swept at

@@ -32,6 +32,27 @@ final class Pushes implements TwoLayerBatch {
     undo.add(back);
     if (running) {
       undoRunning[i] = back;
+      if (ceilings == null) {
+        ceilings = new long[added.length];
+      }
+      ceilings[i] = call.ceiling(i);
+    }
+  }
+
+  /** Each running counter's ceiling, as sent with its push; null without such a push. */
+  private long[] ceilings;
+
+  /**
+   * The failed call was answered late ({@code counts}, by index): its pushes were written, but a
+   * running counter's past its ceiling, which is owed again. Reads nothing of the call, which has
+   * been reused since.
+   */
+  void answeredLate(dev.sluice.spi.Counts counts) {
+    for (int i = 0; i < undoRunning.length; i++) {
+      if (undoRunning[i] != null && counts.current(i) > ceilings[i]) {
+        undoRunning[i].run();
+        undoRunning[i] = null;
+      }
     }
   }
 
