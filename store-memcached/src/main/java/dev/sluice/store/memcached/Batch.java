@@ -2,12 +2,14 @@ package dev.sluice.store.memcached;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.spi.CounterUpdate;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
 import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
@@ -193,10 +195,69 @@ final class Batch {
       }
     }
     if (failure != null) {
+      if (StoreTimeoutException.in(failure)) {
+        listening = true;
+        throw StoreUnavailableException.unconfirmed(failure.getMessage(), late());
+      }
       throw failure;
     }
     readPrevious(out, deadline);
     return out;
+  }
+
+  /**
+   * Whether the batch waits for the late answers of a call that timed out: nothing is cancelled.
+   */
+  private boolean listening;
+
+  /**
+   * The counts memcached answers after the deadline, once every increment and move has: each
+   * counter's new count, and the previous count the cache knew or the read of it answered (0 when
+   * neither did). Fails when any operation failed or answered no count: spymemcached keeps no count
+   * for an {@code incr} its caller timed out on, so only a batch of running counters (a token
+   * bucket's moves) is answered late.
+   */
+  private CompletableFuture<Counts> late() {
+    CompletableFuture<Counts> late = new CompletableFuture<>();
+    List<Future<?>> counting = new ArrayList<>(incrs.length);
+    for (int i = 0; i < incrs.length; i++) {
+      counting.add(moves[i] != null ? moves[i] : incrs[i]);
+    }
+    Answers.whenAll(
+        counting,
+        () -> {
+          try {
+            long[] out = new long[2 * incrs.length];
+            for (int i = 0; i < incrs.length; i++) {
+              if (moves[i] != null) {
+                out[2 * i] = moves[i].getNow(null);
+              } else if (Replies.succeeded(incrs[i]) && incrs[i].get() != null) {
+                out[2 * i] = incrs[i].get();
+              } else {
+                throw new IllegalStateException("incr of " + current[i] + " answered no count");
+              }
+              out[2 * i + 1] = previous[i] == null ? known[i] : lateRead(previous[i]);
+            }
+            late.complete(Counts.of(out));
+          } catch (Exception e) {
+            // A failure, a cancellation: nothing to learn from.
+            late.completeExceptionally(e);
+          }
+        });
+    return late;
+  }
+
+  /** The previous count read with the batch, if its read has answered; else 0. */
+  private long lateRead(String key) {
+    Future<Object> g = gets.get(key);
+    if (g == null || !g.isDone() || g.isCancelled()) {
+      return 0;
+    }
+    try {
+      return Replies.parse(g.get());
+    } catch (Exception e) {
+      return 0;
+    }
   }
 
   /** The new count of increment {@code i}, or the value running counter {@code i} reports. */
@@ -205,8 +266,8 @@ final class Batch {
       try {
         return Replies.get(moves[i], deadline);
       } catch (StoreUnavailableException e) {
-        // Left out of its round if that was not sent yet.
-        moves[i].cancel(false);
+        // Left in its line: the move is written when memcached answers, and its value reported late
+        // ({@link #late}), as a late incr's is.
         throw e;
       }
     }
@@ -271,9 +332,11 @@ final class Batch {
    * answered.
    */
   void failed() {
-    Replies.cancel(incrs);
-    Replies.cancel(moves);
-    gets.values().forEach(f -> f.cancel(false));
+    if (!listening) {
+      Replies.cancel(incrs);
+      Replies.cancel(moves);
+      gets.values().forEach(f -> f.cancel(false));
+    }
     if (!recorded) {
       recorded = true;
       NodeHealth.distinct(nodes).forEach(counting.health::failed);

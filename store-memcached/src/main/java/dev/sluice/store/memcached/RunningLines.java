@@ -30,11 +30,12 @@ import net.spy.memcached.internal.OperationFuture;
  *
  * <p>A round gives up after {@value #MAX_ROUNDS} failed compare-and-sets (the requests fail as on a
  * store failure; none of them was written), or when one of its operations fails; its requests'
- * callers time out on their own deadline, and a request that timed out before its round was sent is
- * left out of it (one that timed out after it was sent may still be counted, as a late {@code incr}
- * is). A round still in flight after {@code stuckNanos} (twice the longest a decision waits:
- * memcached took the operations and never answered) is abandoned by the next request. Thread-safe;
- * each line is guarded by its monitor, and rounds continue on spymemcached's listener threads.
+ * callers time out on their own deadline, and a request that timed out stays in its line: it is
+ * written when memcached answers, and its value reported to the caller's late answer, as a late
+ * {@code incr}'s is. A round still in flight after {@code stuckNanos} (twice the longest a decision
+ * waits: memcached took the operations and never answered) is abandoned by the next request.
+ * Thread-safe; each line is guarded by its monitor, and rounds continue on spymemcached's listener
+ * threads.
  */
 final class RunningLines {
 

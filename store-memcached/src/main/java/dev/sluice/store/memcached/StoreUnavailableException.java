@@ -15,4 +15,11 @@ final class StoreUnavailableException extends RuntimeException {
     return new StoreUnavailableException(
         message, new dev.sluice.spi.StoreTimeoutException(message));
   }
+
+  /** {@link #unconfirmed}, with the counts memcached will answer late. */
+  static StoreUnavailableException unconfirmed(
+      String message, java.util.concurrent.CompletionStage<dev.sluice.spi.Counts> late) {
+    return new StoreUnavailableException(
+        message, new dev.sluice.spi.StoreTimeoutException(message, late));
+  }
 }

@@ -187,6 +187,29 @@ class MemcachedAsyncTest {
     }
   }
 
+  @Test
+  void aTokenBucketMovePastTheDeadlineIsStillWrittenAndAnsweredLate() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofMillis(200));
+    long w = System.currentTimeMillis() / 60_000;
+    List<CounterUpdate> move =
+        List.of(new CounterUpdate("late-tb", "k", 60_000, w, 10, 1_000, false, Long.MAX_VALUE));
+    assertEquals(1_010, s.increment(move).current(0));
+    server.stall();
+    RuntimeException e;
+    try {
+      e = assertThrows(RuntimeException.class, () -> s.increment(move));
+    } finally {
+      server.resume();
+    }
+    Counts late =
+        StoreTimeoutException.lateCounts(e)
+            .orElseThrow(() -> new AssertionError("no late answer: " + e))
+            .toCompletableFuture()
+            .get(5, TimeUnit.SECONDS);
+    assertEquals(1_020, late.current(0), "the compare-and-set went on once memcached answered");
+    assertEquals(1_030, s.increment(move).current(0), "and its write stands");
+  }
+
   private static RequestInfo request(String key) {
     return new RequestInfo() {
       @Override
