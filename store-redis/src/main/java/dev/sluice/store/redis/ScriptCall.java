@@ -2,6 +2,7 @@ package dev.sluice.store.redis;
 
 import dev.failsafe.CircuitBreaker;
 import dev.sluice.spi.CounterBatch;
+import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
 import io.lettuce.core.ScriptOutputType;
 import java.util.ArrayList;
@@ -198,7 +199,8 @@ final class ScriptCall {
   /**
    * Waits for every script until {@code deadline} and, once all have answered with a reply of the
    * expected length, writes each counter's counts into the batch ({@link CounterBatch#counted}); on
-   * a failure, writes none.
+   * a failure, writes none. A script past the deadline is not cancelled: the timeout carries the
+   * counts Redis answers late ({@link StoreTimeoutException#lateCounts}).
    */
   void await(long deadline) {
     RuntimeException failure = null;
@@ -238,8 +240,13 @@ final class ScriptCall {
     recorded = true;
     if (failure != null) {
       unsent = allUnsent;
-      // Refused unsent (not connected): nothing was applied, and no slot is to be given back.
-      throw allUnsent ? new StoreUnavailableException(failure.getMessage()) : failure;
+      if (allUnsent) {
+        // Refused unsent (not connected): nothing was applied, and no slot is to be given back.
+        throw new StoreUnavailableException(failure.getMessage());
+      }
+      throw StoreTimeoutException.in(failure)
+          ? StoreUnavailableException.unconfirmed(failure.getMessage(), late())
+          : failure;
     }
     store.previous.makeRoom(batch.size());
     for (int gi = 0; gi < scripts; gi++) {
@@ -258,6 +265,39 @@ final class ScriptCall {
         batch.counted(i, current, previous);
       }
     }
+  }
+
+  /**
+   * The counts Redis answers after the deadline, once every script has: each counter's new count,
+   * and its previous count as this instance knew it or the script read it. Fails when a script
+   * failed or answered a reply of another length. Reads nothing of the batch, which its caller
+   * reuses; the previous counts read late are not remembered.
+   */
+  private CompletableFuture<Counts> late() {
+    CompletableFuture<?>[] sent = futures.clone();
+    List<int[]> g = groups;
+    long[] previous = known.clone();
+    return CompletableFuture.allOf(sent)
+        .thenApply(
+            v -> {
+              long[] out = new long[2 * previous.length];
+              for (int gi = 0; gi < sent.length; gi++) {
+                List<?> reply = (List<?>) sent[gi].join();
+                int[] group = g.get(gi);
+                if (reply == null || reply.size() != 2 * group.length) {
+                  throw new IllegalStateException("redis answered a reply of another length");
+                }
+                for (int j = 0; j < group.length; j++) {
+                  int i = group[j];
+                  out[2 * i] = number(reply.get(2 * j));
+                  out[2 * i + 1] =
+                      previous[i] == PreviousCounts.UNKNOWN
+                          ? number(reply.get(2 * j + 1))
+                          : previous[i];
+                }
+              }
+              return Counts.of(out);
+            });
   }
 
   /**

@@ -18,4 +18,11 @@ final class StoreUnavailableException extends RuntimeException {
     return new StoreUnavailableException(
         message, new dev.sluice.spi.StoreTimeoutException(message));
   }
+
+  /** {@link #unconfirmed}, with the counts Redis answers late, once it does. */
+  static StoreUnavailableException unconfirmed(
+      String message, java.util.concurrent.CompletionStage<dev.sluice.spi.Counts> late) {
+    return new StoreUnavailableException(
+        message, new dev.sluice.spi.StoreTimeoutException(message, late));
+  }
 }
