@@ -11,8 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import net.spy.memcached.internal.BulkFuture;
 import net.spy.memcached.internal.OperationFuture;
+import net.spy.memcached.ops.OperationStatus;
+import net.spy.memcached.ops.StatusCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -213,38 +216,76 @@ final class Batch {
   /**
    * The counts memcached answers after the deadline, once every increment and move has: each
    * counter's new count, and the previous count the cache knew or the read of it answered (0 when
-   * neither did). Fails when any operation failed or answered no count: spymemcached keeps no count
-   * for an {@code incr} its caller timed out on, so only a batch of running counters (a token
-   * bucket's moves) is answered late.
+   * neither did). Fails when any operation failed or answered no count, or when memcached has not
+   * answered them all within {@link Counting#stuckNanos}.
+   *
+   * <p>spymemcached completes an {@code incr} its caller timed out on with a timed-out status, and
+   * writes memcached's answer over it when that comes: a node answers its operations in order, so a
+   * read sent after the timeout to each such {@code incr}'s node is answered after it, and then
+   * finds its count in its status.
    */
   private CompletableFuture<Counts> late() {
     CompletableFuture<Counts> late = new CompletableFuture<>();
-    List<Future<?>> counting = new ArrayList<>(incrs.length);
-    for (int i = 0; i < incrs.length; i++) {
-      counting.add(moves[i] != null ? moves[i] : incrs[i]);
+    List<Future<?>> answers = new ArrayList<>(incrs.length);
+    List<SocketAddress> behind = List.of();
+    try {
+      for (int i = 0; i < incrs.length; i++) {
+        if (moves[i] != null) {
+          answers.add(moves[i]);
+        } else if (!incrs[i].isDone() || !timedOut(incrs[i])) {
+          answers.add(incrs[i]);
+        } else {
+          SocketAddress node = counting.nodeOf(current[i]);
+          if (!behind.contains(node)) {
+            if (behind.isEmpty()) {
+              behind = new ArrayList<>(2);
+            }
+            behind.add(node);
+            answers.add(counting.client().asyncGet(current[i]));
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      // The reads could not be sent: nothing tells when the incrs are answered.
+      late.completeExceptionally(e);
+      return late;
     }
     Answers.whenAll(
-        counting,
+        answers,
         () -> {
           try {
             long[] out = new long[2 * incrs.length];
             for (int i = 0; i < incrs.length; i++) {
-              if (moves[i] != null) {
-                out[2 * i] = moves[i].getNow(null);
-              } else if (Replies.succeeded(incrs[i]) && incrs[i].get() != null) {
-                out[2 * i] = incrs[i].get();
-              } else {
-                throw new IllegalStateException("incr of " + current[i] + " answered no count");
-              }
+              out[2 * i] = moves[i] != null ? moves[i].getNow(null) : lateCount(i);
               out[2 * i + 1] = previous[i] == null ? known[i] : lateRead(previous[i]);
             }
             late.complete(Counts.of(out));
-          } catch (Exception e) {
+          } catch (RuntimeException e) {
             // A failure, a cancellation: nothing to learn from.
             late.completeExceptionally(e);
           }
         });
-    return late;
+    return late.orTimeout(counting.stuckNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Whether spymemcached completed {@code op} as timed out, memcached's answer not written over.
+   */
+  private static boolean timedOut(OperationFuture<Long> op) {
+    OperationStatus status = op.getStatus();
+    return status != null && status.getStatusCode() == StatusCode.TIMEDOUT;
+  }
+
+  /** The count memcached answered to {@code incr} {@code i}, read from its status. */
+  private long lateCount(int i) {
+    OperationFuture<Long> op = incrs[i];
+    OperationStatus status = op.isDone() ? op.getStatus() : null;
+    if (status == null || !status.isSuccess()) {
+      throw new IllegalStateException("incr of " + current[i] + " answered no count");
+    }
+    long v = Long.parseUnsignedLong(status.getMessage().trim());
+    // Past 2^63 the count is pinned at the largest long, as one answered in time.
+    return v < 0 ? Long.MAX_VALUE : v;
   }
 
   /** The previous count read with the batch, if its read has answered; else 0. */

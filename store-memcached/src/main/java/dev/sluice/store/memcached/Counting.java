@@ -42,10 +42,17 @@ final class Counting {
   private final SocketAddress singleNode;
 
   /**
+   * Twice the longest a decision waits: an operation memcached took and has not answered by then is
+   * given up on (a round of running counters abandoned, a late answer no longer awaited).
+   */
+  final long stuckNanos;
+
+  /**
    * Connects to {@code servers} (binary protocol, consistent hashing by {@link KeyHash}), waiting
    * up to the connect timeout.
    */
   Counting(MemcachedStoreBuilder b, long stuckNanos) throws IOException {
+    this.stuckNanos = stuckNanos;
     this.keys = new Keys(b.prefix);
     this.bulkGets = b.bulkGets;
     this.clock = b.clock;

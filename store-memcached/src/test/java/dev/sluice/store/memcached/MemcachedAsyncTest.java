@@ -5,11 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.OnStoreFailure;
 import dev.sluice.Outcome;
 import dev.sluice.http.RequestInfo;
 import dev.sluice.http.RequestLimiter;
 import dev.sluice.http.Rule;
 import dev.sluice.http.RuleSet;
+import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.StoreTimeoutException;
@@ -208,6 +210,170 @@ class MemcachedAsyncTest {
             .get(5, TimeUnit.SECONDS);
     assertEquals(1_020, late.current(0), "the compare-and-set went on once memcached answered");
     assertEquals(1_030, s.increment(move).current(0), "and its write stands");
+  }
+
+  @Test
+  void aWindowIncrPastTheDeadlineIsAnsweredLateWithItsCount() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofMillis(200));
+    long w = System.currentTimeMillis() / 60_000;
+    s.increment(List.of(new CounterUpdate("late-w", "k", 60_000, w - 1, 7)));
+    List<CounterUpdate> batch =
+        List.of(
+            new CounterUpdate("late-w", "k", 60_000, w, 1),
+            new CounterUpdate("late-w", "k", 1_000, w * 60, 2));
+    assertEquals(Counts.of(1, 7, 2, 0), s.increment(batch));
+    server.stall();
+    RuntimeException e;
+    try {
+      e = assertThrows(RuntimeException.class, () -> s.increment(batch));
+    } finally {
+      server.resume();
+    }
+    Counts late =
+        StoreTimeoutException.lateCounts(e)
+            .orElseThrow(() -> new AssertionError("no late answer: " + e))
+            .toCompletableFuture()
+            .get(5, TimeUnit.SECONDS);
+    assertEquals(Counts.of(2, 7, 4, 0), late, "each incr's own count, once memcached answered");
+    assertEquals(Counts.of(3, 7, 6, 0), s.increment(batch), "and its write stands");
+  }
+
+  @Test
+  void anAsynchronousIncrPastTheDeadlineIsAnsweredLateWithItsCount() throws Exception {
+    MemcachedCounterStore s = store(Duration.ofMillis(200));
+    long w = System.currentTimeMillis() / 60_000;
+    List<CounterUpdate> batch = List.of(new CounterUpdate("late-async", "k", 60_000, w, 1));
+    s.increment(batch);
+    server.stall();
+    CompletionException e;
+    try {
+      CompletableFuture<Counts> f = onLoop(() -> s.incrementAsync(batch));
+      e = assertThrows(CompletionException.class, f::join);
+    } finally {
+      server.resume();
+    }
+    Counts late =
+        StoreTimeoutException.lateCounts(e)
+            .orElseThrow(() -> new AssertionError("no late answer: " + e))
+            .toCompletableFuture()
+            .get(5, TimeUnit.SECONDS);
+    assertEquals(2, late.current(0), "the incr's own count, once memcached answered");
+  }
+
+  /**
+   * The memcached store, each late answer it hands over passed on to the limiter through a stage of
+   * its own: {@link #taken} counts the late answers the limiter has taken whole.
+   */
+  static final class Handing implements CounterStore {
+    final MemcachedCounterStore store;
+    final java.util.concurrent.Semaphore taken = new java.util.concurrent.Semaphore(0);
+
+    Handing(MemcachedCounterStore store) {
+      this.store = store;
+    }
+
+    @Override
+    public Counts increment(List<CounterUpdate> updates) {
+      try {
+        return store.increment(updates);
+      } catch (RuntimeException e) {
+        Optional<java.util.concurrent.CompletionStage<Counts>> late =
+            StoreTimeoutException.lateCounts(e);
+        if (late.isEmpty()) {
+          throw e;
+        }
+        CompletableFuture<Counts> handed = new CompletableFuture<>();
+        var unused =
+            late.get()
+                .whenComplete(
+                    (counts, error) -> {
+                      // The limiter's own stages run in this thread, before the count.
+                      if (error == null) {
+                        handed.complete(counts);
+                      } else {
+                        handed.completeExceptionally(error);
+                      }
+                      taken.release();
+                    });
+        throw new StoreTimeoutException(e.getMessage(), handed);
+      }
+    }
+
+    @Override
+    public void decrement(List<CounterUpdate> updates) {
+      store.decrement(updates);
+    }
+  }
+
+  @Test
+  void aFailOpenWhoseLateIncrSpendsTheLimitIsNotRepeated() throws Exception {
+    Handing s = new Handing(store(Duration.ofMillis(200)));
+    RequestLimiter limiter =
+        RequestLimiter.builder(s)
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("late-open")
+                            .path("/api/**")
+                            .key("header:X-Api-Key")
+                            .tier(3, Duration.ofMinutes(1))
+                            .build())
+                    .build())
+            .build();
+    Outcome out = new Outcome();
+    for (int i = 0; i < 3; i++) {
+      assertTrue(limiter.decide(request("k"), out), "in time: " + i);
+    }
+    server.stall();
+    try {
+      assertTrue(limiter.decide(request("k"), out), "past the timeout: failing open");
+      assertTrue(out.storeFailed(), out::toString);
+    } finally {
+      server.resume();
+    }
+    assertTrue(s.taken.tryAcquire(5, TimeUnit.SECONDS), "the late answer was handed over");
+    server.stall();
+    try {
+      for (int i = 0; i < 3; i++) {
+        assertFalse(limiter.decide(request("k"), out), "the late answer spent the limit: " + i);
+        assertTrue(out.fromDenyCache(), "refused without asking the stalled store: " + out);
+      }
+    } finally {
+      server.resume();
+    }
+  }
+
+  @Test
+  void aRequestRefusedOnATimeoutGivesBackWhatItsLateIncrCounted() throws Exception {
+    Handing s = new Handing(store(Duration.ofMillis(200)));
+    RequestLimiter limiter =
+        RequestLimiter.builder(s)
+            .rules(
+                RuleSet.builder()
+                    .rule(
+                        Rule.builder("late-closed")
+                            .path("/api/**")
+                            .key("header:X-Api-Key")
+                            .tier(2, Duration.ofMinutes(1))
+                            .onStoreFailure(OnStoreFailure.REJECT)
+                            .build())
+                    .build())
+            .build();
+    Outcome out = new Outcome();
+    assertTrue(limiter.decide(request("k"), out), "warm: the store has been answered once");
+    server.stall();
+    try {
+      assertFalse(limiter.decide(request("k"), out), "past the timeout: failing closed");
+      assertTrue(out.storeFailed(), out::toString);
+    } finally {
+      server.resume();
+    }
+    assertTrue(s.taken.tryAcquire(5, TimeUnit.SECONDS), "the late answer was handed over");
+    // Memcached answers a connection's operations in order: the refund, sent when the late answer
+    // was taken, is applied before this increment is answered.
+    s.store.increment(List.of(new CounterUpdate("barrier", "b", 60_000, 1, 1)));
+    assertTrue(limiter.decide(request("k"), out), "the refused request took nothing: " + out);
+    assertFalse(limiter.decide(request("k"), out));
   }
 
   private static RequestInfo request(String key) {
