@@ -41,6 +41,12 @@ final class Counting {
   private final long coldTimeoutNanos;
 
   /**
+   * How long a script that outlived its decision's deadline is awaited for its late answer: twice
+   * the longest a decision waits, at least a second.
+   */
+  final long lateNanos;
+
+  /**
    * Where a non-blocking decision completes, and the caller's chain goes on: not Lettuce's I/O
    * thread, which would then run the rest of the request while every other answer from Redis waits
    * behind it. One thread a core; idle threads end, so a store never closed leaves none behind.
@@ -63,6 +69,7 @@ final class Counting {
     this.serverTime = serverTime;
     this.timeoutNanos = timeoutNanos;
     this.coldTimeoutNanos = coldTimeoutNanos;
+    this.lateNanos = Math.max(2 * coldTimeoutNanos, TimeUnit.SECONDS.toNanos(1));
   }
 
   private static ExecutorService answerThreads() {

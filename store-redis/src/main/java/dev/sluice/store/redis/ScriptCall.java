@@ -270,8 +270,9 @@ final class ScriptCall {
   /**
    * The counts Redis answers after the deadline, once every script has: each counter's new count,
    * and its previous count as this instance knew it or the script read it. Fails when a script
-   * failed or answered a reply of another length. Reads nothing of the batch, which its caller
-   * reuses; the previous counts read late are not remembered.
+   * failed or answered a reply of another length, or has not answered within {@link
+   * Counting#lateNanos}. Reads nothing of the batch, which its caller reuses; the previous counts
+   * read late are not remembered.
    */
   private CompletableFuture<Counts> late() {
     CompletableFuture<?>[] sent = futures.clone();
@@ -297,7 +298,8 @@ final class ScriptCall {
                 }
               }
               return Counts.of(out);
-            });
+            })
+        .orTimeout(store.lateNanos, TimeUnit.NANOSECONDS);
   }
 
   /**
