@@ -150,7 +150,7 @@ final class DemoProcess implements AutoCloseable {
   }
 
   /** The demo JVM's threads ({@code jcmd Thread.print}), for a demo that is up but silent. */
-  private String threadDump() throws InterruptedException, IOException {
+  String threadDump() throws InterruptedException, IOException {
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     Process p =
         new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")

@@ -133,9 +133,24 @@ class LoadSheddingIT {
                   }));
         }
       }
+      java.util.concurrent.ScheduledExecutorService probe =
+          Executors.newSingleThreadScheduledExecutor();
+      var unused =
+          probe.schedule(
+              () -> {
+                try {
+                  Files.writeString(
+                      Path.of("target", "loadshedding-threads.txt"), demo.threadDump());
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              },
+              20,
+              TimeUnit.SECONDS);
       for (Future<?> f : clients) {
         f.get(90, TimeUnit.SECONDS);
       }
+      probe.shutdownNow();
       Map<String, String> report = new TreeMap<>();
       for (int k = 0; k < KINDS.size(); k++) {
         report.put(
@@ -182,6 +197,10 @@ class LoadSheddingIT {
     } finally {
       pool.shutdownNow();
       demo.close();
+      Files.copy(
+          dir.resolve("demo.log"),
+          Path.of("target", "loadshedding-demo.log"),
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
   }
 
