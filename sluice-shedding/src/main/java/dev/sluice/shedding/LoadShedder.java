@@ -11,9 +11,10 @@ import java.util.function.DoubleSupplier;
 
 /**
  * One instance's side of load shedding: the worker-utilization shedder (Stripe's last line of
- * defence). Utilization is this instance's requests in flight over its worker threads, over an
- * {@link AdaptiveCapacity adaptive estimate} of its capacity (Netflix's {@code concurrency-limits}
- * through {@code sluice-shedding-adaptive}), or what a supplier the user gives says. A {@link
+ * defence). Utilization is this instance's requests in flight, averaged over the time since the
+ * last sample (the share of worker time that was busy), over its worker threads, over an {@link
+ * AdaptiveCapacity adaptive estimate} of its capacity (Netflix's {@code concurrency-limits} through
+ * {@code sluice-shedding-adaptive}), or what a supplier the user gives says. A {@link
  * SheddingController} turns it into a shedding amount, slowly, and each request of a sheddable
  * class is dropped with the chance its rank gets: the lowest class first, never the critical one.
  * Driven by the HTTP rules' load-shedding plan, which writes its answers into the request's
@@ -46,6 +47,29 @@ public final class LoadShedder {
   private final Tier fixedTier;
 
   private final Object lock = new Object();
+
+  /**
+   * Guards the busy time: requests in flight integrated over the clock, so that a sample reads the
+   * average since the last one, not the count at one request's arrival. Requests that arrive and
+   * finish together (a pool's workers in step) make the count at an arrival anything from one to
+   * all of them: read there, a saturated server could sample as idle every second.
+   */
+  private final Object busyLock = new Object();
+
+  /** Requests in flight, as the busy time counts them; under {@link #busyLock}. */
+  private int busy;
+
+  /** When the busy time was last brought up to date (clock millis); under {@link #busyLock}. */
+  private long busySince = Long.MIN_VALUE;
+
+  /** Request-milliseconds in flight since the start; under {@link #busyLock}. */
+  private long busyMillis;
+
+  /** The busy time and the clock at the last sample; under {@link #busyLock}. */
+  private long sampledBusyMillis;
+
+  private long sampledAt = Long.MIN_VALUE;
+
   private volatile long nextUpdate = Long.MIN_VALUE;
   private volatile double amount;
 
@@ -128,12 +152,18 @@ public final class LoadShedder {
    */
   public Runnable enter() {
     inFlight.incrementAndGet();
+    if (utilization == null) {
+      moveBusy(1);
+    }
     long since = System.nanoTime();
     return () -> exit(since);
   }
 
   private void exit(long since) {
     int before = inFlight.getAndDecrement();
+    if (utilization == null) {
+      moveBusy(-1);
+    }
     if (adaptive != null) {
       try {
         adaptive.sample(since, System.nanoTime() - since, before);
@@ -156,6 +186,46 @@ public final class LoadShedder {
     return inFlight.get() / (double) Math.max(1, capacity());
   }
 
+  /** Brings the busy time up to now and moves the count in flight by {@code delta}. */
+  private void moveBusy(int delta) {
+    long now = clock.millis();
+    synchronized (busyLock) {
+      accrue(now);
+      busy += delta;
+    }
+  }
+
+  /** Adds the time since the last change at the current count; under {@link #busyLock}. */
+  private void accrue(long now) {
+    if (busySince != Long.MIN_VALUE && now > busySince) {
+      busyMillis += busy * (now - busySince);
+    }
+    // A clock that stepped back adds nothing and starts again from its new reading.
+    busySince = now;
+  }
+
+  /**
+   * What a sample at {@code now} reads: the supplier's utilization, or the average in flight since
+   * the last sample over capacity (the count now, for the first sample or after a clock step).
+   */
+  private double sampledUtilization(long now) {
+    if (utilization != null) {
+      return utilization.getAsDouble();
+    }
+    double average;
+    synchronized (busyLock) {
+      accrue(now);
+      long elapsed = now - sampledAt;
+      average =
+          sampledAt == Long.MIN_VALUE || elapsed <= 0
+              ? busy
+              : (busyMillis - sampledBusyMillis) / (double) elapsed;
+      sampledAt = now;
+      sampledBusyMillis = busyMillis;
+    }
+    return average / Math.max(1, capacity());
+  }
+
   private int capacity() {
     return adaptive != null ? adaptive.capacity() : workers;
   }
@@ -176,7 +246,7 @@ public final class LoadShedder {
       if (due(now)) {
         double u;
         try {
-          u = utilization();
+          u = sampledUtilization(now);
         } catch (RuntimeException e) {
           u = SheddingController.END_OF_GOOD; // unknown: neither shed more nor less
         }
