@@ -250,6 +250,21 @@ final class BenchCommand implements Callable<Integer> {
     StringBuilder s = new StringBuilder("status:");
     r.statuses().forEach((code, count) -> s.append(String.format("  %d: %,d", code, count)));
     w.println(s);
+    long ok =
+        r.statuses().entrySet().stream()
+            .filter(e -> e.getKey() / 100 == 2)
+            .mapToLong(Map.Entry::getValue)
+            .sum();
+    if (ok > 0) {
+      // A limiter that decided writes its headers; a 2xx without them was not limited: no rule
+      // applied, or the limiter failed open (its store did not answer in time).
+      w.printf(
+          Locale.ROOT,
+          "2xx without rate-limit headers (no rule, or failed open): %,d of %,d (%.2f %%)%n",
+          r.unlimited(),
+          ok,
+          100.0 * r.unlimited() / ok);
+    }
     for (int k = 1; k <= 2; k++) {
       for (int sec = 0; sec < r.perSecond().length; sec++) {
         if (r.perSecond()[sec][k] > 0) {

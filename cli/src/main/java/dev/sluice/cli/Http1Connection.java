@@ -45,6 +45,17 @@ final class Http1Connection implements AutoCloseable {
     return url.getPort() < 0 ? url.getHost() : url.getHost() + ":" + url.getPort();
   }
 
+  /**
+   * Whether the last response carried a rate-limit header ({@code RateLimit}, {@code
+   * RateLimit-Policy} or an {@code X-RateLimit-} one): a limiter decided it.
+   */
+  private boolean limited;
+
+  /** {@return whether the last response carried a rate-limit header} */
+  boolean limited() {
+    return limited;
+  }
+
   /** Sends a GET with {@code extra} header lines (CRLF-terminated) and returns the status. */
   int get(String extra) throws IOException {
     if (socket == null) {
@@ -85,6 +96,7 @@ final class Http1Connection implements AutoCloseable {
     long length = -1;
     boolean chunked = false;
     boolean close = false;
+    limited = false;
     while ((n = readLine()) > 0) {
       String h = text(n);
       int colon = h.indexOf(':');
@@ -93,7 +105,9 @@ final class Http1Connection implements AutoCloseable {
       }
       String name = h.substring(0, colon).trim();
       String value = h.substring(colon + 1).trim();
-      if (name.equalsIgnoreCase("Content-Length")) {
+      if (isRateLimitHeader(name)) {
+        limited = true;
+      } else if (name.equalsIgnoreCase("Content-Length")) {
         length = Long.parseLong(value);
       } else if (name.equalsIgnoreCase("Transfer-Encoding")) {
         chunked = value.toLowerCase(java.util.Locale.ROOT).contains("chunked");
@@ -128,6 +142,13 @@ final class Http1Connection implements AutoCloseable {
       close();
     }
     return status;
+  }
+
+  /** {@code RateLimit}, {@code RateLimit-Policy} or {@code X-RateLimit-*}, in any case. */
+  static boolean isRateLimitHeader(String name) {
+    return name.equalsIgnoreCase("RateLimit")
+        || name.equalsIgnoreCase("RateLimit-Policy")
+        || name.regionMatches(true, 0, "X-RateLimit-", 0, 12);
   }
 
   private void skip(long n) throws IOException {

@@ -57,6 +57,7 @@ final class LoadGenerator {
       long planned,
       long sent,
       long answered,
+      long unlimited,
       long errors,
       long unfinished,
       double seconds,
@@ -95,6 +96,7 @@ final class LoadGenerator {
     private final Histogram latency = new Histogram(TimeUnit.HOURS.toMicros(1), 3);
     private final Map<Integer, Long> statuses = new ConcurrentSkipListMap<>();
     private final AtomicLong answered = new AtomicLong();
+    private final AtomicLong unlimited = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong lastDone = new AtomicLong();
     private final AtomicReference<String> firstError = new AtomicReference<>();
@@ -160,6 +162,7 @@ final class LoadGenerator {
           n,
           sent,
           answered.get(),
+          unlimited.get(),
           errors.get(),
           Math.max(0, unfinished),
           (end - start) / 1e9,
@@ -192,8 +195,12 @@ final class LoadGenerator {
           int second = (int) Math.min(seconds - 1, (due - start) / 1_000_000_000L);
           int kind;
           try {
-            int status = conns[(int) (i % conns.length)].get(key);
+            Http1Connection conn = conns[(int) (i % conns.length)];
+            int status = conn.get(key);
             long now = System.nanoTime();
+            if (status / 100 == 2 && !conn.limited()) {
+              unlimited.incrementAndGet();
+            }
             lastDone.accumulateAndGet(now, Math::max);
             statuses.merge(status, 1L, Long::sum);
             answered.incrementAndGet();

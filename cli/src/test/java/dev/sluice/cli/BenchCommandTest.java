@@ -52,6 +52,10 @@ class BenchCommandTest {
               .incrementAndGet();
           String key = String.valueOf(ex.getRequestHeaders().getFirst("X-Api-Key"));
           int n = perKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+          // Key client-1's answers carry no rate-limit header, as a limiter that failed open.
+          if (!key.equals("client-1")) {
+            ex.getResponseHeaders().add(n % 2 == 0 ? "ratelimit" : "X-RateLimit-Limit", "5");
+          }
           ex.sendResponseHeaders(n <= 5 ? 200 : 429, -1);
           ex.close();
         });
@@ -75,6 +79,18 @@ class BenchCommandTest {
     assertTrue(r.out().contains("first 429 in second 1 of the run"), r.out());
     assertEquals(4, perKey.size());
     assertTrue(r.out().contains("latency (ms, from when each request was due): p50 "), r.out());
+  }
+
+  @Test
+  void countsTheSuccessesThatCarryNoRateLimitHeader() {
+    Run r = Run.of("bench", "--url", url, "--rate", "200", "--duration", "1s", "--keys", "4");
+    assertEquals(0, r.code(), r.out() + r.err());
+    // 20 answers of 200, 5 per key; client-1's 5 carry no header, whatever the case of the others'.
+    assertTrue(
+        r.out()
+            .contains(
+                "2xx without rate-limit headers (no rule, or failed open): 5 of 20 (25.00 %)"),
+        r.out());
   }
 
   @Test
