@@ -197,11 +197,15 @@ public final class LoadShedder {
 
   /** Adds the time since the last change at the current count; under {@link #busyLock}. */
   private void accrue(long now) {
-    if (busySince != Long.MIN_VALUE && now > busySince) {
+    if (busySince == Long.MIN_VALUE || now < busySince - TICK_MILLIS) {
+      // The first change, or a clock that stepped back: nothing to add, counted from now on.
+      busySince = now;
+    } else if (now > busySince) {
       busyMillis += busy * (now - busySince);
+      busySince = now;
     }
-    // A clock that stepped back adds nothing and starts again from its new reading.
-    busySince = now;
+    // A reading a little behind the last is a thread that read the clock before another took the
+    // lock: its change counts from the later reading.
   }
 
   /**

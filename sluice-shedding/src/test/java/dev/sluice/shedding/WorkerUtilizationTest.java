@@ -104,4 +104,29 @@ class WorkerUtilizationTest {
     assertEquals(rest, shedder.amount(), 1e-9, "a 50 % busy server never sheds");
     assertEquals(0, shedder.inFlight());
   }
+
+  @Test
+  void aClockThatStepsBackKeepsTheBusyTimeCounting() {
+    FakeClock clock = new FakeClock();
+    LoadShedder shedder =
+        LoadShedder.builder().workers(2).delay(Duration.ZERO).ramp(RAMP).clock(clock).build();
+    Runnable a = shedder.enter();
+    Runnable b = shedder.enter();
+    for (int s = 0; s < 5; s++) {
+      clock.advance(Duration.ofSeconds(1));
+      shedder.amount();
+    }
+    // The first sample starts the controller's clock: 4 s of a 10 s ramp.
+    assertEquals(0.4, shedder.amount(), 1e-9, "both workers busy");
+    clock.set(clock.millis() - Duration.ofHours(1).toMillis());
+    for (int s = 0; s < 3; s++) {
+      clock.advance(Duration.ofSeconds(1));
+      shedder.amount();
+    }
+    // The step itself moves nothing; the seconds after it count at full utilization again.
+    assertEquals(0.6, shedder.amount(), 1e-9, "still rising after the step");
+    a.run();
+    b.run();
+    assertEquals(0, shedder.inFlight());
+  }
 }
