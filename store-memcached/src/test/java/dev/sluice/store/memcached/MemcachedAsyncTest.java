@@ -14,6 +14,7 @@ import dev.sluice.http.RuleSet;
 import dev.sluice.spi.CounterStore;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
+import dev.sluice.spi.LateAnswers;
 import dev.sluice.spi.StoreTimeoutException;
 import dev.sluice.testkit.MemcachedServer;
 import dev.sluice.testkit.NonBlocking;
@@ -196,18 +197,9 @@ class MemcachedAsyncTest {
     List<CounterUpdate> move =
         List.of(new CounterUpdate("late-tb", "k", 60_000, w, 10, 1_000, false, Long.MAX_VALUE));
     assertEquals(1_010, s.increment(move).current(0));
-    server.stall();
-    RuntimeException e;
-    try {
-      e = assertThrows(RuntimeException.class, () -> s.increment(move));
-    } finally {
-      server.resume();
-    }
     Counts late =
-        StoreTimeoutException.lateCounts(e)
-            .orElseThrow(() -> new AssertionError("no late answer: " + e))
-            .toCompletableFuture()
-            .get(5, TimeUnit.SECONDS);
+        LateAnswers.whileStalled(
+            server::stall, server::resume, RuntimeException.class, () -> s.increment(move));
     assertEquals(1_020, late.current(0), "the compare-and-set went on once memcached answered");
     assertEquals(1_030, s.increment(move).current(0), "and its write stands");
   }
@@ -222,18 +214,9 @@ class MemcachedAsyncTest {
             new CounterUpdate("late-w", "k", 60_000, w, 1),
             new CounterUpdate("late-w", "k", 1_000, w * 60, 2));
     assertEquals(Counts.of(1, 7, 2, 0), s.increment(batch));
-    server.stall();
-    RuntimeException e;
-    try {
-      e = assertThrows(RuntimeException.class, () -> s.increment(batch));
-    } finally {
-      server.resume();
-    }
     Counts late =
-        StoreTimeoutException.lateCounts(e)
-            .orElseThrow(() -> new AssertionError("no late answer: " + e))
-            .toCompletableFuture()
-            .get(5, TimeUnit.SECONDS);
+        LateAnswers.whileStalled(
+            server::stall, server::resume, RuntimeException.class, () -> s.increment(batch));
     assertEquals(Counts.of(2, 7, 4, 0), late, "each incr's own count, once memcached answered");
     assertEquals(Counts.of(3, 7, 6, 0), s.increment(batch), "and its write stands");
   }
@@ -244,19 +227,12 @@ class MemcachedAsyncTest {
     long w = System.currentTimeMillis() / 60_000;
     List<CounterUpdate> batch = List.of(new CounterUpdate("late-async", "k", 60_000, w, 1));
     s.increment(batch);
-    server.stall();
-    CompletionException e;
-    try {
-      CompletableFuture<Counts> f = onLoop(() -> s.incrementAsync(batch));
-      e = assertThrows(CompletionException.class, f::join);
-    } finally {
-      server.resume();
-    }
     Counts late =
-        StoreTimeoutException.lateCounts(e)
-            .orElseThrow(() -> new AssertionError("no late answer: " + e))
-            .toCompletableFuture()
-            .get(5, TimeUnit.SECONDS);
+        LateAnswers.whileStalled(
+            server::stall,
+            server::resume,
+            CompletionException.class,
+            () -> onLoop(() -> s.incrementAsync(batch)).join());
     assertEquals(2, late.current(0), "the incr's own count, once memcached answered");
   }
 

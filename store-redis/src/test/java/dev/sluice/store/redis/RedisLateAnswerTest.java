@@ -2,7 +2,6 @@ package dev.sluice.store.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.Decision;
@@ -13,12 +12,11 @@ import dev.sluice.spi.CounterBatch;
 import dev.sluice.spi.CounterUpdate;
 import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
-import dev.sluice.spi.StoreTimeoutException;
+import dev.sluice.spi.LateAnswers;
 import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -131,18 +129,9 @@ class RedisLateAnswerTest {
               new CounterUpdate("late", "k", 1_000, W * 60, 2));
       store.increment(List.of(new CounterUpdate("late", "k", 60_000, W - 1, 7)));
       assertEquals(Counts.of(1, 7, 2, 0), store.increment(one));
-      server.pause();
-      RuntimeException e;
-      try {
-        e = assertThrows(RuntimeException.class, () -> store.increment(one));
-      } finally {
-        server.resume();
-      }
       Counts late =
-          StoreTimeoutException.lateCounts(e)
-              .orElseThrow(() -> new AssertionError("no late answer: " + e))
-              .toCompletableFuture()
-              .get(5, TimeUnit.SECONDS);
+          LateAnswers.whileStalled(
+              server::pause, server::resume, RuntimeException.class, () -> store.increment(one));
       assertEquals(Counts.of(2, 7, 4, 0), late, "the script ran once Redis answered");
       assertEquals(Counts.of(3, 7, 6, 0), store.increment(one), "and its write stands");
     }
@@ -155,21 +144,12 @@ class RedisLateAnswerTest {
       List<CounterUpdate> one = List.of(new CounterUpdate("late-async", "k", 60_000, W, 1));
       store.increment(one);
       long[] pairs = new long[2];
-      server.pause();
-      Throwable e;
-      try {
-        e =
-            assertThrows(
-                CompletionException.class,
-                () -> store.incrementAsync(CounterBatch.of(one, pairs)).join());
-      } finally {
-        server.resume();
-      }
       Counts late =
-          StoreTimeoutException.lateCounts(e)
-              .orElseThrow(() -> new AssertionError("no late answer: " + e))
-              .toCompletableFuture()
-              .get(5, TimeUnit.SECONDS);
+          LateAnswers.whileStalled(
+              server::pause,
+              server::resume,
+              CompletionException.class,
+              () -> store.incrementAsync(CounterBatch.of(one, pairs)).join());
       assertEquals(2, late.current(0), "the script ran once Redis answered");
       assertEquals(0, pairs[0], "the late counts are not written into the batch, reused since");
     }
