@@ -1,16 +1,11 @@
 package dev.sluice.store.redis;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.RateLimiter;
-import dev.sluice.TestSettings;
-import dev.sluice.engine.Engine;
+import dev.sluice.HostClockStep;
 import dev.sluice.testkit.Redis;
 import dev.sluice.testkit.RedisServer;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.InstantSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,63 +16,22 @@ import org.junit.jupiter.api.Test;
 @Redis
 class RedisClockStepTest {
 
-  /** The system clock plus a step that moves when told to. */
-  static final class Stepped implements InstantSource {
-    volatile long stepMillis;
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis());
-    }
-
-    @Override
-    public long millis() {
-      return System.currentTimeMillis() + stepMillis;
-    }
-  }
-
   @Test
-  void aStepOfTheHostsClockMovesNeitherTheLimitersClockNorItsWindow(RedisServer server) {
-    for (int attempt = 0; ; attempt++) {
-      Stepped host = new Stepped();
-      try (RedisCounterStore store =
-          RedisCounterStore.builder()
-              .uri(server.uri())
-              .prefix("step" + attempt)
-              .clock(host)
-              .operationTimeout(Duration.ofSeconds(2))
-              .build()) {
-        long offset = store.clock().orElseThrow().offsetMillis();
-        RateLimiter limiter =
-            TestSettings.hostClock(RateLimiter.fixedWindow(store), host)
-                .denyCacheSize(0)
-                .tier(5, Duration.ofSeconds(30))
-                .build();
-        // The clock limiters on this store decide on.
-        InstantSource decides =
-            Engine.of(TestSettings.hostClock(RateLimiter.fixedWindow(store), host)).clock();
-        long startTrue = System.currentTimeMillis() + offset;
-        int admitted = 0;
-        for (int i = 0; i < 5; i++) {
-          admitted += limiter.tryAcquire("client").allowed() ? 1 : 0;
-        }
-        long before = decides.millis() - System.currentTimeMillis();
-        host.stepMillis = 30_000;
-        long after = decides.millis() - System.currentTimeMillis();
-        assertTrue(
-            Math.abs(after - before) <= 20,
-            "the limiter's clock moved " + (after - before) + " ms with the host's step");
-        for (int i = 0; i < 5; i++) {
-          admitted += limiter.tryAcquire("client").allowed() ? 1 : 0;
-        }
-        long endTrue = System.currentTimeMillis() + offset;
-        if (Math.floorDiv(startTrue, 30_000) == Math.floorDiv(endTrue, 30_000)) {
-          assertEquals(5, admitted, "admitted in one window of 5, across the step");
-          return;
-        }
-        // The run crossed a true window's edge: again, in the next window (it cannot cross two).
-        assertTrue(attempt == 0, "two runs of a second each crossed a 30 s window's edge");
-      }
-    }
+  void aStepOfTheHostsClockMovesNeitherTheLimitersClockNorItsWindow(RedisServer server)
+      throws Exception {
+    HostClockStep.admitsOneWindowAcrossTheStep(
+        (host, prefix) ->
+            RedisCounterStore.builder()
+                .uri(server.uri())
+                .prefix(prefix)
+                .clock(host)
+                .operationTimeout(Duration.ofSeconds(2))
+                .build(),
+        moved -> {
+          long after = moved.getAsLong();
+          assertTrue(
+              Math.abs(after) <= 20,
+              "the limiter's clock moved " + after + " ms with the host's step");
+        });
   }
 }
