@@ -9,9 +9,7 @@ import dev.sluice.Decision;
 import dev.sluice.DecisionListener;
 import dev.sluice.RateLimiter;
 import dev.sluice.TestSettings;
-import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterUpdate;
-import dev.sluice.spi.Counts;
+import dev.sluice.spi.ClockedStore;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.StoreClock;
@@ -19,7 +17,6 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.TreeMap;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -52,24 +49,6 @@ class FleetClockTest {
     }
   }
 
-  /** One instance's view of a shared store: the same counters, its own measurement of the clock. */
-  record Instance(CounterStore counters, StoreClock measured) implements CounterStore {
-    @Override
-    public Counts increment(List<CounterUpdate> updates) {
-      return counters.increment(updates);
-    }
-
-    @Override
-    public void decrement(List<CounterUpdate> updates) {
-      counters.decrement(updates);
-    }
-
-    @Override
-    public Optional<StoreClock> clock() {
-      return Optional.of(measured);
-    }
-  }
-
   /** The host's clock of an instance: the true time plus its skew. */
   record Skewed(InstantSource truth, long skewMillis) implements InstantSource {
     @Override
@@ -86,7 +65,7 @@ class FleetClockTest {
   @Test
   void aLimiterDecidesOnTheStoresClockUnlessGivenAClockOfItsOwn() {
     MeasuredClock measured = new MeasuredClock();
-    Instance store = new Instance(new ReferenceCounterStore(), measured);
+    ClockedStore store = new ClockedStore(new ReferenceCounterStore(), measured);
     FakeClock host = new FakeClock();
     RateLimiter corrected =
         TestSettings.hostClock(RateLimiter.fixedWindow(store), host)
@@ -140,7 +119,7 @@ class FleetClockTest {
     FakeClock host = new FakeClock(1_800_000_010_000L);
     RateLimiter limiter =
         TestSettings.hostClock(
-                RateLimiter.fixedWindow(new Instance(new ReferenceCounterStore(), kept)), host)
+                RateLimiter.fixedWindow(new ClockedStore(new ReferenceCounterStore(), kept)), host)
             .denyCacheSize(0)
             .tier(5, Duration.ofSeconds(30))
             .build();
@@ -173,7 +152,7 @@ class FleetClockTest {
     FakeClock host = new FakeClock(1_800_000_010_000L);
     RateLimiter limiter =
         TestSettings.hostClock(
-                RateLimiter.tokenBucket(new Instance(new ReferenceCounterStore(), kept)), host)
+                RateLimiter.tokenBucket(new ClockedStore(new ReferenceCounterStore(), kept)), host)
             .tier(1, Duration.ofSeconds(1), 5)
             .build();
     for (int i = 0; i < 5; i++) {
@@ -246,7 +225,8 @@ class FleetClockTest {
       measured.error = error;
       fleet.add(
           TestSettings.hostClock(
-                  RateLimiter.fixedWindow(new Instance(shared, measured)), new Skewed(truth, skew))
+                  RateLimiter.fixedWindow(new ClockedStore(shared, measured)),
+                  new Skewed(truth, skew))
               .denyCacheSize(0)
               .tier(limit, Duration.ofMillis(period))
               .build());

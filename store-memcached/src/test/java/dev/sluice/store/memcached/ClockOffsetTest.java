@@ -5,16 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.spi.ClockedStore;
 import dev.sluice.spi.CounterStore;
-import dev.sluice.spi.CounterUpdate;
-import dev.sluice.spi.Counts;
 import dev.sluice.spi.FakeClock;
 import dev.sluice.spi.ReferenceCounterStore;
 import dev.sluice.spi.StoreClock;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -72,24 +69,6 @@ class ClockOffsetTest {
     assertEquals(memcached, offset.millis(wall));
   }
 
-  /** A shared store on memcached's clock as this host's clock measured it. */
-  private record OnClock(CounterStore counters, StoreClock measured) implements CounterStore {
-    @Override
-    public Counts increment(List<CounterUpdate> updates) {
-      return counters.increment(updates);
-    }
-
-    @Override
-    public void decrement(List<CounterUpdate> updates) {
-      counters.decrement(updates);
-    }
-
-    @Override
-    public Optional<StoreClock> clock() {
-      return Optional.of(measured);
-    }
-  }
-
   private StoreClock storeClock() {
     return new StoreClock() {
       @Override
@@ -117,7 +96,7 @@ class ClockOffsetTest {
   @Test
   void aStepOfTheHostsWallClockMovesNeitherAWindowNorATokenBucket() {
     measure(60);
-    CounterStore store = new OnClock(new ReferenceCounterStore(), storeClock());
+    CounterStore store = new ClockedStore(new ReferenceCounterStore(), storeClock());
     RateLimiter window =
         RateLimiter.fixedWindow(store).denyCacheSize(0).tier(5, Duration.ofSeconds(30)).build();
     RateLimiter bucket = RateLimiter.tokenBucket(store).tier(1, Duration.ofSeconds(1), 5).build();
