@@ -127,7 +127,7 @@ class SentinelFailoverIT {
                 "0")) {
       awaitSynced(replica);
       try (RedisServer sentinel = RedisServer.sentinel(MASTER, master)) {
-        awaitSeen(sentinel, replica);
+        sentinel.awaitSeesReplica(MASTER, replica);
         round(how, round, master, link, replica, sentinel);
       }
     }
@@ -164,13 +164,15 @@ class SentinelFailoverIT {
         quietAdmitted[r] += admit(demo, ROUTES.get(r), quiet, REPLICATED);
         throughAdmitted[r] += admit(demo, ROUTES.get(r), through, REPLICATED);
       }
-      untilReplicated(master, replica);
+      replica.awaitReplicated(master);
       link.delay(TimeUnit.MINUTES.toMillis(10)); // the replica receives nothing more
       for (int r = 0; r < ROUTES.size(); r++) {
         quietAdmitted[r] += admit(demo, ROUTES.get(r), quiet, LOST);
         throughAdmitted[r] += admit(demo, ROUTES.get(r), through, LOST);
       }
-      long behind = offset(master, "master_repl_offset") - offset(replica, "slave_repl_offset");
+      long behind =
+          master.replicationInfo("master_repl_offset")
+              - replica.replicationInfo("slave_repl_offset");
       assertTrue(behind > 0, "the replica is not behind its master");
 
       long t0 = System.nanoTime();
@@ -191,7 +193,7 @@ class SentinelFailoverIT {
         } else {
           master.kill();
         }
-        long promoted = untilMaster(replica, Duration.ofSeconds(30));
+        long promoted = replica.millisUntilMaster(Duration.ofSeconds(30));
         long decided = untilDecided(replica, DECIDED_AFTER, Duration.ofSeconds(40));
         // The quiet client comes back: the new master holds 40 of its 70.
         int[] quietAfter = new int[ROUTES.size()];
@@ -322,26 +324,6 @@ class SentinelFailoverIT {
     }
   }
 
-  /** Until the sentinel knows the replica (it fails over to no one before). */
-  private static void awaitSeen(RedisServer sentinel, RedisServer replica)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!sentinel.cli("SENTINEL", "REPLICAS", MASTER).contains(replica.port() + "")) {
-      assertTrue(System.nanoTime() < deadline, "the sentinel never saw the replica");
-      Thread.sleep(50); // a condition wait with a deadline
-    }
-  }
-
-  /** Milliseconds until {@code replica} says it is a master. */
-  private static long untilMaster(RedisServer replica, Duration max) throws InterruptedException {
-    long t0 = System.nanoTime();
-    while (!replica.cli("ROLE").startsWith("master")) {
-      assertTrue(System.nanoTime() - t0 < max.toNanos(), "no failover within " + max);
-      Thread.sleep(10); // a condition wait with a deadline
-    }
-    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-  }
-
   /** Milliseconds until {@code server} has run {@code n} of the demo's decisions. */
   private static long untilDecided(RedisServer server, long n, Duration max)
       throws InterruptedException {
@@ -365,26 +347,5 @@ class SentinelFailoverIT {
       n += Long.parseLong(m.group(2));
     }
     return n;
-  }
-
-  /** Until {@code replica} has applied everything {@code master} has written so far. */
-  private static void untilReplicated(RedisServer master, RedisServer replica)
-      throws InterruptedException {
-    long written = offset(master, "master_repl_offset");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (offset(replica, "slave_repl_offset") < written) {
-      assertTrue(System.nanoTime() < deadline, "the replica did not catch up with its master");
-      Thread.sleep(10); // a condition wait with a deadline
-    }
-  }
-
-  /** A replication offset from {@code INFO replication}; -1 when it is not there. */
-  private static long offset(RedisServer server, String field) {
-    for (String line : server.cli("INFO", "replication").lines().toList()) {
-      if (line.startsWith(field + ":")) {
-        return Long.parseLong(line.substring(field.length() + 1).trim());
-      }
-    }
-    return -1;
   }
 }

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -294,6 +295,64 @@ public final class RedisServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * A number from {@code INFO replication}, such as {@code master_repl_offset} or {@code
+   * slave_repl_offset}; -1 when it is not there.
+   */
+  public long replicationInfo(String field) {
+    for (String line : cli("INFO", "replication").lines().toList()) {
+      if (line.startsWith(field + ":")) {
+        return Long.parseLong(line.substring(field.length() + 1).trim());
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Waits until this replica has applied everything {@code master} has written so far (its
+   * replication offset reached the master's); an {@link AssertionError} after 10 s. {@code WAIT}
+   * cannot tell: it waits only for the writes of its own connection, and redis-cli's has made none.
+   */
+  public void awaitReplicated(RedisServer master) throws InterruptedException {
+    long written = master.replicationInfo("master_repl_offset");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (replicationInfo("slave_repl_offset") < written) {
+      if (System.nanoTime() >= deadline) {
+        throw new AssertionError("the replica did not catch up with its master");
+      }
+      Thread.sleep(10); // a condition wait with a deadline
+    }
+  }
+
+  /**
+   * Milliseconds until this replica says it is a master (the failover is done), asking every 10 ms;
+   * an {@link AssertionError} after {@code max}.
+   */
+  public long millisUntilMaster(Duration max) throws InterruptedException {
+    long t0 = System.nanoTime();
+    while (!cli("ROLE").startsWith("master")) {
+      if (System.nanoTime() - t0 >= max.toNanos()) {
+        throw new AssertionError("no failover within " + max);
+      }
+      Thread.sleep(10); // a condition wait with a deadline
+    }
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+  }
+
+  /**
+   * Waits until this sentinel knows {@code replica} of the master it watches as {@code name} (it
+   * fails over to no one before); an {@link AssertionError} after 20 s.
+   */
+  public void awaitSeesReplica(String name, RedisServer replica) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!cli("SENTINEL", "REPLICAS", name).contains(replica.port() + "")) {
+      if (System.nanoTime() >= deadline) {
+        throw new AssertionError("the sentinel never saw the replica");
+      }
+      Thread.sleep(50); // a condition wait with a deadline
     }
   }
 

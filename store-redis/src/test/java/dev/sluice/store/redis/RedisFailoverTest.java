@@ -56,41 +56,12 @@ class RedisFailoverTest {
     return System.nanoTime();
   }
 
-  /** Waits until {@code replica} says it is a master: the failover is done. */
-  private static long untilMaster(RedisServer replica, Duration max, long pauseMillis)
-      throws InterruptedException {
-    long t0 = System.nanoTime();
-    while (!replica.cli("ROLE").startsWith("master")) {
-      assertTrue(System.nanoTime() - t0 < max.toNanos(), "no failover within " + max);
-      Thread.sleep(pauseMillis);
-    }
-    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-  }
-
-  /**
-   * Waits until {@code replica} has applied everything {@code master} has written so far (its
-   * replication offset reached the master's). {@code WAIT} cannot tell: it waits only for the
-   * writes of its own connection, and redis-cli's has made none.
-   */
+  /** Waits until {@code replica} has applied everything {@code master} has written so far. */
   private static void untilReplicated(RedisServer master, RedisServer replica)
       throws InterruptedException {
-    long written = offset(master, "master_repl_offset");
-    assertTrue(written > 0, "no replication offset on the master");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (offset(replica, "slave_repl_offset") < written) {
-      assertTrue(System.nanoTime() < deadline, "the replica did not catch up with its master");
-      Thread.sleep(10); // a condition wait with a deadline
-    }
-  }
-
-  /** A replication offset from {@code INFO replication}; -1 when it is not there. */
-  private static long offset(RedisServer server, String field) {
-    for (String line : server.cli("INFO", "replication").lines().toList()) {
-      if (line.startsWith(field + ":")) {
-        return Long.parseLong(line.substring(field.length() + 1).trim());
-      }
-    }
-    return -1;
+    assertTrue(
+        master.replicationInfo("master_repl_offset") > 0, "no replication offset on the master");
+    replica.awaitReplicated(master);
   }
 
   @Test
@@ -99,11 +70,7 @@ class RedisFailoverTest {
         RedisServer replica = RedisServer.replicaOf(master);
         RedisServer sentinel = RedisServer.sentinel("sluice", master)) {
       // The sentinel has found the replica (it fails over to no one before).
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (!sentinel.cli("SENTINEL", "REPLICAS", "sluice").contains(replica.port() + "")) {
-        assertTrue(System.nanoTime() < deadline, "the sentinel never saw the replica");
-        Thread.sleep(50);
-      }
+      sentinel.awaitSeesReplica("sluice", replica);
       List<CounterUpdate> one = List.of(new CounterUpdate("r", "k", 60_000, W / 60, 1));
       try (RedisCounterStore store =
           RedisCounterStore.builder()
@@ -215,7 +182,7 @@ class RedisFailoverTest {
           new Thread(
               () -> {
                 try {
-                  untilMaster(replica, Duration.ofSeconds(30), 10);
+                  replica.millisUntilMaster(Duration.ofSeconds(30));
                   promoted.set(System.nanoTime());
                 } catch (InterruptedException | AssertionError e) {
                   // the assertion below reports it
