@@ -7,9 +7,6 @@ import dev.sluice.example.Demo;
 import dev.sluice.testkit.MemcachedServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -63,8 +60,7 @@ class LocalFleetIT {
           tiers: [ { limit: 3, period: 1h, burst: 30 } ]
       """;
 
-  private final HttpClient http =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final ReportClient reports = new ReportClient();
   private MemcachedServer memcached;
   private final List<Demo> fleet = new ArrayList<>();
 
@@ -98,33 +94,14 @@ class LocalFleetIT {
     }
   }
 
-  private HttpResponse<String> get(Demo d, String key) {
-    try {
-      return http.send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + d.port() + "/api/v1/report"))
-              .header("X-Api-Key", key)
-              .timeout(Duration.ofSeconds(30))
-              .build(),
-          HttpResponse.BodyHandlers.ofString());
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** The limit a response describes: the whole burst from the store, the share from memory. */
-  private static String limit(HttpResponse<String> r) {
-    return r.headers().firstValue("X-RateLimit-Limit").orElse("none");
-  }
-
   /** Waits until the instance's decisions are the store's (its headers show the whole burst). */
   private void awaitShared(Demo d) {
     assertTrue(
         MemcachedServer.await(
             Duration.ofSeconds(30),
-            () -> limit(get(d, "warm-up-" + UUID.randomUUID())).equals(Integer.toString(BURST))),
+            () ->
+                ReportClient.limit(reports.get(d.port(), "warm-up-" + UUID.randomUUID()))
+                    .equals(Integer.toString(BURST))),
         "the instance's decisions never reached memcached");
   }
 
@@ -146,9 +123,10 @@ class LocalFleetIT {
                   Map<String, Integer> statuses = new TreeMap<>();
                   for (int n = 0; n < perInstance; n++) {
                     long t0 = System.nanoTime();
-                    HttpResponse<String> r = get(d, key);
+                    HttpResponse<String> r = reports.get(d.port(), key);
                     worst.accumulateAndGet((System.nanoTime() - t0) / 1_000_000, Math::max);
-                    statuses.merge(r.statusCode() + " limit " + limit(r), 1, Integer::sum);
+                    statuses.merge(
+                        r.statusCode() + " limit " + ReportClient.limit(r), 1, Integer::sum);
                   }
                   return statuses;
                 }));
@@ -176,7 +154,9 @@ class LocalFleetIT {
                   for (int n = 0; !stop; n++) {
                     String key = "bg-" + ThreadLocalRandom.current().nextInt(50);
                     statuses.merge(
-                        get(fleet.get(n % INSTANCES), key).statusCode(), 1, Integer::sum);
+                        reports.get(fleet.get(n % INSTANCES).port(), key).statusCode(),
+                        1,
+                        Integer::sum);
                   }
                   return null;
                 });
@@ -224,8 +204,8 @@ class LocalFleetIT {
     int storeAdmitted = 0;
     int local = 0;
     for (int n = 0; n < BURST + 9; n++) {
-      HttpResponse<String> r = get(fleet.get(n % INSTANCES), key);
-      if (limit(r).equals(Integer.toString(BURST))) {
+      HttpResponse<String> r = reports.get(fleet.get(n % INSTANCES).port(), key);
+      if (ReportClient.limit(r).equals(Integer.toString(BURST))) {
         storeAdmitted += r.statusCode() == 200 ? 1 : 0;
       } else {
         local++;
