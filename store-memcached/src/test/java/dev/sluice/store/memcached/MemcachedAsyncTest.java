@@ -136,23 +136,10 @@ class MemcachedAsyncTest {
   void aRequestLimiterDecidesOnTheLoopWithoutBlocking() throws Exception {
     MemcachedCounterStore s = store(Duration.ofSeconds(2));
     RequestLimiter limiter =
-        RequestLimiter.builder(s)
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("per-key")
-                            .path("/api/**")
-                            .key("header:X-Api-Key")
-                            .tier(3, Duration.ofMinutes(1))
-                            .build())
-                    .rule(
-                        Rule.builder("in-flight")
-                            .path("/api/**")
-                            .key("header:X-Api-Key")
-                            .concurrency(10, Duration.ofSeconds(30))
-                            .build())
-                    .build())
-            .build();
+        limiter(
+            s,
+            perKey("per-key").tier(3, Duration.ofMinutes(1)),
+            perKey("in-flight").concurrency(10, Duration.ofSeconds(30)));
     for (int i = 0; i < 5; i++) {
       Outcome out = new Outcome();
       CompletableFuture<Boolean> f =
@@ -284,18 +271,7 @@ class MemcachedAsyncTest {
   @Test
   void aFailOpenWhoseLateIncrSpendsTheLimitIsNotRepeated() throws Exception {
     Handing s = new Handing(store(Duration.ofMillis(200)));
-    RequestLimiter limiter =
-        RequestLimiter.builder(s)
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("late-open")
-                            .path("/api/**")
-                            .key("header:X-Api-Key")
-                            .tier(3, Duration.ofMinutes(1))
-                            .build())
-                    .build())
-            .build();
+    RequestLimiter limiter = limiter(s, perKey("late-open").tier(3, Duration.ofMinutes(1)));
     Outcome out = new Outcome();
     for (int i = 0; i < 3; i++) {
       assertTrue(limiter.decide(request("k"), out), "in time: " + i);
@@ -323,18 +299,11 @@ class MemcachedAsyncTest {
   void aRequestRefusedOnATimeoutGivesBackWhatItsLateIncrCounted() throws Exception {
     Handing s = new Handing(store(Duration.ofMillis(200)));
     RequestLimiter limiter =
-        RequestLimiter.builder(s)
-            .rules(
-                RuleSet.builder()
-                    .rule(
-                        Rule.builder("late-closed")
-                            .path("/api/**")
-                            .key("header:X-Api-Key")
-                            .tier(2, Duration.ofMinutes(1))
-                            .onStoreFailure(OnStoreFailure.REJECT)
-                            .build())
-                    .build())
-            .build();
+        limiter(
+            s,
+            perKey("late-closed")
+                .tier(2, Duration.ofMinutes(1))
+                .onStoreFailure(OnStoreFailure.REJECT));
     Outcome out = new Outcome();
     assertTrue(limiter.decide(request("k"), out), "warm: the store has been answered once");
     server.stall();
@@ -350,6 +319,20 @@ class MemcachedAsyncTest {
     s.store.increment(List.of(new CounterUpdate("barrier", "b", 60_000, 1, 1)));
     assertTrue(limiter.decide(request("k"), out), "the refused request took nothing: " + out);
     assertFalse(limiter.decide(request("k"), out));
+  }
+
+  /** A rule {@code id} on {@code /api/**}, keyed on the {@code X-Api-Key} header. */
+  private static Rule.Builder perKey(String id) {
+    return Rule.builder(id).path("/api/**").key("header:X-Api-Key");
+  }
+
+  /** A request limiter on {@code store} with {@code rules}. */
+  private static RequestLimiter limiter(CounterStore store, Rule.Builder... rules) {
+    RuleSet.Builder set = RuleSet.builder();
+    for (Rule.Builder rule : rules) {
+      set.rule(rule.build());
+    }
+    return RequestLimiter.builder(store).rules(set.build()).build();
   }
 
   private static RequestInfo request(String key) {
